@@ -1,0 +1,318 @@
+// webnn: a native CPU implementation of the W3C Web Neural Network API.
+// Public C++ API. The same objects as the Python package, with no Python in the process.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace webnn {
+
+// ---------------------------------------------------------------- data types
+enum class DataType : uint8_t { kFloat32, kFloat16, kInt32, kUint32, kInt64, kUint64, kInt8, kUint8 };
+constexpr int kDataTypeCount = 8;
+
+const char* data_type_name(DataType type);
+std::optional<DataType> parse_data_type(const std::string& name);
+size_t data_type_size(DataType type);
+
+struct OperandDescriptor {
+  DataType data_type = DataType::kFloat32;
+  std::vector<uint32_t> shape;  // [] is a scalar
+
+  size_t element_count() const;
+  size_t byte_length() const { return element_count() * data_type_size(data_type); }
+  bool operator==(const OperandDescriptor& other) const {
+    return data_type == other.data_type && shape == other.shape;
+  }
+  bool operator!=(const OperandDescriptor& other) const { return !(*this == other); }
+  std::string to_string() const;
+};
+
+struct TensorDescriptor : OperandDescriptor {
+  bool readable = false;
+  bool writable = false;
+};
+
+// ---------------------------------------------------------------- errors
+// The spec's error names. TypeError is the builtin Python TypeError; the others are
+// DOMException names that the Python package maps onto webnn.MLError subclasses.
+enum class ErrorKind { kTypeError, kDataError, kInvalidStateError, kNotSupportedError, kOperationError, kUnknownError };
+
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, const std::string& message) : std::runtime_error(message), kind_(kind) {}
+  ErrorKind kind() const { return kind_; }
+
+ private:
+  ErrorKind kind_;
+};
+
+// ---------------------------------------------------------------- futures
+// The spec's promises. `wait()` blocks; `on_ready` runs the callback on the thread that settles
+// the future (the context timeline) or at once when it is already settled.
+namespace detail {
+struct FutureStateBase {
+  std::mutex mutex;
+  std::condition_variable cv;
+  bool settled = false;
+  std::exception_ptr error;
+  std::vector<std::function<void()>> callbacks;
+
+  void settle_locked_and_notify(std::unique_lock<std::mutex>& lock);
+  void wait();
+  bool wait_for_ms(int64_t milliseconds);
+};
+}  // namespace detail
+
+template <class T>
+class Future {
+ public:
+  Future() : state_(std::make_shared<State>()) {}
+
+  bool ready() const {
+    std::lock_guard<std::mutex> lock(state_->mutex);
+    return state_->settled;
+  }
+  void wait() const { state_->wait(); }
+  bool wait_for_ms(int64_t ms) const { return state_->wait_for_ms(ms); }
+  // Waits, then returns the value or throws the error.
+  T get() const {
+    state_->wait();
+    if (state_->error) std::rethrow_exception(state_->error);
+    if constexpr (!std::is_void_v<T>) return *state_->value;
+  }
+  void on_ready(std::function<void()> callback) const {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    if (state_->settled) {
+      lock.unlock();
+      callback();
+      return;
+    }
+    state_->callbacks.push_back(std::move(callback));
+  }
+
+  // Producer side. The first settle wins; later ones are ignored and return false.
+  template <class U = T>
+  bool resolve(U&& value) const {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    if (state_->settled) return false;
+    state_->value.emplace(std::forward<U>(value));
+    state_->settle_locked_and_notify(lock);
+    return true;
+  }
+  bool resolve() const {
+    static_assert(std::is_void_v<T>);
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    if (state_->settled) return false;
+    state_->settle_locked_and_notify(lock);
+    return true;
+  }
+  bool reject(std::exception_ptr error) const {
+    std::unique_lock<std::mutex> lock(state_->mutex);
+    if (state_->settled) return false;
+    state_->error = std::move(error);
+    state_->settle_locked_and_notify(lock);
+    return true;
+  }
+  bool reject(ErrorKind kind, const std::string& message) const {
+    return reject(std::make_exception_ptr(Error(kind, message)));
+  }
+
+ private:
+  struct Empty {};
+  using Stored = std::conditional_t<std::is_void_v<T>, Empty, T>;
+  struct State : detail::FutureStateBase {
+    std::optional<Stored> value;
+  };
+  std::shared_ptr<State> state_;
+};
+
+// ---------------------------------------------------------------- objects
+namespace detail {
+struct ContextImpl;
+struct TensorImpl;
+struct GraphImpl;
+struct BuilderImpl;
+}  // namespace detail
+
+class Context;
+
+class Operand {
+ public:
+  Operand() = default;
+  const OperandDescriptor& descriptor() const;
+  DataType data_type() const { return descriptor().data_type; }
+  const std::vector<uint32_t>& shape() const { return descriptor().shape; }
+  bool valid() const { return builder_ != nullptr; }
+
+  // Internal identity: the builder that made it and its index in that builder's graph.
+  detail::BuilderImpl* builder_impl() const { return builder_.get(); }
+  int id() const { return id_; }
+  Operand(std::shared_ptr<detail::BuilderImpl> builder, int id) : builder_(std::move(builder)), id_(id) {}
+
+ private:
+  std::shared_ptr<detail::BuilderImpl> builder_;
+  int id_ = -1;
+};
+
+// A numeric argument (the spec's MLNumber): a double, or an exact 64-bit integer.
+struct Number {
+  enum class Kind { kFloat, kInt, kUint } kind = Kind::kFloat;
+  double f = 0;
+  int64_t i = 0;
+  uint64_t u = 0;
+  static Number from_double(double v) { Number n; n.kind = Kind::kFloat; n.f = v; return n; }
+  static Number from_int(int64_t v) { Number n; n.kind = Kind::kInt; n.i = v; return n; }
+  static Number from_uint(uint64_t v) { Number n; n.kind = Kind::kUint; n.u = v; return n; }
+  double as_double() const { return kind == Kind::kFloat ? f : kind == Kind::kInt ? double(i) : double(u); }
+};
+
+// A value passed to a builder method: positional arguments and options alike.
+// Integers carry the exact value the caller gave; each op's schema converts them
+// (WebIDL [EnforceRange] rules) and rejects what does not fit.
+using Value = std::variant<std::monostate, bool, Number, std::string, std::vector<Number>, Operand,
+                           std::vector<Operand>, std::vector<std::string>>;
+using Options = std::map<std::string, Value>;  // keys use the spec's camelCase names
+
+struct TensorLimits {
+  std::vector<DataType> data_types;
+  uint32_t rank_min = 0;
+  uint32_t rank_max = 0;
+};
+struct OpLimits {
+  std::string op;
+  std::vector<std::pair<std::string, TensorLimits>> operands;  // in the spec's member order
+};
+struct SupportLimits {
+  std::string preferred_input_layout;
+  uint64_t max_tensor_byte_length = 0;
+  TensorLimits input, constant, output;
+  std::vector<OpLimits> ops;
+};
+
+class Tensor {
+ public:
+  Tensor() = default;
+  explicit Tensor(std::shared_ptr<detail::TensorImpl> impl) : impl_(std::move(impl)) {}
+  const TensorDescriptor& descriptor() const;
+  bool readable() const { return descriptor().readable; }
+  bool writable() const { return descriptor().writable; }
+  bool constant() const;
+  bool destroyed() const;
+  void destroy();
+  const std::shared_ptr<detail::TensorImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::TensorImpl> impl_;
+};
+
+class Graph {
+ public:
+  Graph() = default;
+  explicit Graph(std::shared_ptr<detail::GraphImpl> impl) : impl_(std::move(impl)) {}
+  const std::map<std::string, OperandDescriptor>& input_descriptors() const;
+  const std::map<std::string, OperandDescriptor>& output_descriptors() const;
+  bool destroyed() const;
+  void destroy();
+  Context context() const;
+  const std::shared_ptr<detail::GraphImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::GraphImpl> impl_;
+};
+
+struct ContextOptions {
+  std::string power_preference = "default";  // "default" | "high-performance" | "low-power"
+  bool accelerated = true;                     // a request; this CPU engine reports false
+  int num_threads = 0;                         // 0: all cores
+};
+
+using NamedTensors = std::map<std::string, Tensor>;
+
+class Context {
+ public:
+  Context() = default;
+  explicit Context(std::shared_ptr<detail::ContextImpl> impl) : impl_(std::move(impl)) {}
+  static Context create(const ContextOptions& options = {});
+
+  bool accelerated() const;
+  const std::string& power_preference() const;
+  int num_threads() const;
+  SupportLimits op_support_limits() const;
+
+  Tensor create_tensor(const TensorDescriptor& descriptor);
+  Tensor create_constant_tensor(const OperandDescriptor& descriptor, const void* data, size_t byte_length);
+  // Copies `data` before it returns.
+  void write_tensor(const Tensor& tensor, const void* data, size_t byte_length);
+  // Copies the tensor into `destination` on the timeline. The caller keeps `destination` alive
+  // until the future settles; once it is rejected, nothing more is written to it.
+  Future<void> read_tensor(const Tensor& tensor, void* destination, size_t byte_length);
+  std::vector<uint8_t> read_tensor(const Tensor& tensor);
+  // Validates now, runs later, in order with every other call on this context.
+  void dispatch(const Graph& graph, const NamedTensors& inputs, const NamedTensors& outputs);
+  void destroy();
+  bool lost_now() const;
+  Future<std::string> lost() const;  // resolves with the loss message
+
+  const std::shared_ptr<detail::ContextImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::ContextImpl> impl_;
+};
+
+class GraphBuilder {
+ public:
+  explicit GraphBuilder(const Context& context);
+
+  Operand input(const std::string& name, const OperandDescriptor& descriptor);
+  Operand constant(const OperandDescriptor& descriptor, const void* data, size_t byte_length);
+  Operand constant(DataType data_type, const Number& value);
+  Operand constant(const Tensor& tensor);
+
+  // Any operation by its spec name ("conv2d", "add", ...), with positional arguments and options.
+  // Returns the op's outputs (one for most ops).
+  std::vector<Operand> call(const std::string& op, const std::vector<Value>& arguments,
+                            const Options& options = {}, const std::string& label = "");
+  Operand call1(const std::string& op, const std::vector<Value>& arguments, const Options& options = {},
+                const std::string& label = "");
+
+  Context context() const;
+  Future<Graph> build_async(const std::map<std::string, Operand>& outputs);
+  Graph build(const std::map<std::string, Operand>& outputs) { return build_async(outputs).get(); }
+
+  const std::shared_ptr<detail::BuilderImpl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<detail::BuilderImpl> impl_;
+};
+
+// Every op the builder knows, with its signature, for bindings and tools.
+struct ParamInfo {
+  std::string name;
+  std::string kind;  // "operand", "operand?", "operands", "uint", "int", "uints", "double", ...
+  bool has_default = false;
+  Value default_value;
+  std::vector<std::string> enum_values;
+};
+struct OpInfo {
+  std::string name;
+  std::vector<ParamInfo> arguments;
+  std::vector<ParamInfo> options;
+  size_t output_count;  // 0: decided per call (split, gru, lstm)
+};
+std::vector<OpInfo> op_infos();
+
+std::string version();
+
+}  // namespace webnn

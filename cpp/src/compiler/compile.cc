@@ -1,0 +1,154 @@
+#include <algorithm>
+#include <cstring>
+
+#include "compiler/plan.h"
+
+namespace webnn {
+
+namespace {
+
+size_t round_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
+
+// Greedy, largest-first placement of lifetime intervals into one arena.
+struct Interval {
+  int id;
+  size_t bytes;
+  int first, last;
+  size_t offset = 0;
+};
+size_t place_intervals(std::vector<Interval>& intervals) {
+  std::vector<Interval*> order;
+  for (auto& iv : intervals) order.push_back(&iv);
+  std::sort(order.begin(), order.end(), [](Interval* a, Interval* b) {
+    return a->bytes != b->bytes ? a->bytes > b->bytes : a->id < b->id;
+  });
+  std::vector<Interval*> placed;
+  size_t total = 0;
+  for (Interval* iv : order) {
+    std::vector<std::pair<size_t, size_t>> busy;
+    for (Interval* p : placed)
+      if (!(p->last < iv->first || iv->last < p->first)) busy.push_back({p->offset, p->offset + p->bytes});
+    std::sort(busy.begin(), busy.end());
+    size_t offset = 0;
+    for (auto& [begin, end] : busy) {
+      if (offset + iv->bytes <= begin) break;
+      offset = std::max(offset, round_up(end));
+    }
+    iv->offset = offset;
+    total = std::max(total, offset + iv->bytes);
+    placed.push_back(iv);
+  }
+  return total;
+}
+
+}  // namespace
+
+std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs) {
+  auto plan = std::make_shared<Plan>();
+  const size_t operand_count = ir.operands.size();
+
+  // 1. Dead-code removal: keep the nodes the outputs depend on.
+  std::vector<bool> live_node(ir.nodes.size(), false);
+  std::vector<int> stack;
+  for (auto& [name, id] : outputs) stack.push_back(id);
+  std::vector<bool> seen(operand_count, false);
+  while (!stack.empty()) {
+    int id = stack.back();
+    stack.pop_back();
+    if (seen[id]) continue;
+    seen[id] = true;
+    int producer = ir.operands[id].producer;
+    if (producer < 0 || live_node[producer]) continue;
+    live_node[producer] = true;
+    for (int in : ir.nodes[producer].inputs) stack.push_back(in);
+  }
+
+  // 2. Lowering, in creation (= topological) order.
+  std::vector<int> alias_root(operand_count);
+  for (size_t i = 0; i < operand_count; ++i) alias_root[i] = int(i);
+  for (size_t n = 0; n < ir.nodes.size(); ++n) {
+    if (!live_node[n]) continue;
+    const Node& node = ir.nodes[n];
+    Step step{{}, node.inputs, node.outputs, node.def, node.label};
+    if (node.def->is_view) {
+      alias_root[node.outputs[0]] = alias_root[node.inputs[0]];
+    } else {
+      OpView view(*node.def, node.args, ir.operands, node.label);
+      std::vector<OperandDescriptor> out_descs;
+      for (int o : node.outputs) out_descs.push_back(ir.operands[o].desc);
+      step.kernel = node.def->lower(view, out_descs);
+    }
+    plan->steps.push_back(std::move(step));
+  }
+
+  // 3. Inputs, constants and outputs.
+  plan->base_pointers.assign(operand_count, nullptr);
+  for (size_t i = 0; i < operand_count; ++i) {
+    const OperandInfo& info = ir.operands[i];
+    if (!seen[i]) continue;
+    if (info.kind == OperandInfo::Kind::kInput) plan->inputs.push_back({info.name, int(i)});
+    if (info.kind == OperandInfo::Kind::kConstant) {
+      plan->constants.push_back(info.constant_data);
+      plan->base_pointers[i] = info.constant_data->data();
+    }
+  }
+  std::sort(plan->inputs.begin(), plan->inputs.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  std::vector<bool> bound(operand_count, false);
+  for (auto& [name, id] : outputs) {
+    bool direct = alias_root[id] == id && !bound[id];
+    bound[id] = bound[id] || direct;
+    plan->outputs.push_back({name, id, direct, ir.operands[id].desc.byte_length()});
+  }
+
+  // 4. Arena planning for the intermediate values.
+  const int step_count = int(plan->steps.size());
+  std::vector<int> first(operand_count, -1), last(operand_count, -1);
+  for (int s = 0; s < step_count; ++s) {
+    const Step& step = plan->steps[s];
+    for (int in : step.inputs) last[alias_root[in]] = std::max(last[alias_root[in]], s);
+    if (!step.kernel) continue;
+    for (int out : step.outputs) {
+      first[out] = s;
+      last[out] = std::max(last[out], s);
+    }
+  }
+  for (const auto& out : plan->outputs)
+    if (!out.direct) last[alias_root[out.id]] = step_count;
+  std::vector<Interval> intervals;
+  for (size_t i = 0; i < operand_count; ++i) {
+    if (first[i] < 0 || bound[i]) continue;
+    intervals.push_back({int(i), round_up(ir.operands[i].desc.byte_length()), first[i], last[i]});
+  }
+  plan->arena_bytes = place_intervals(intervals);
+  if (plan->arena_bytes) {
+    plan->arena = std::make_shared<AlignedBuffer>(plan->arena_bytes);
+    for (const auto& iv : intervals) plan->base_pointers[iv.id] = plan->arena->data() + iv.offset;
+  }
+  return plan;
+}
+
+void execute_plan(Plan& plan, const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+                  ThreadPool* pool) {
+  std::vector<void*> ptr = plan.base_pointers;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) ptr[plan.inputs[i].id] = const_cast<void*>(inputs[i]);
+  for (size_t i = 0; i < plan.outputs.size(); ++i)
+    if (plan.outputs[i].direct) ptr[plan.outputs[i].id] = outputs[i];
+
+  std::vector<const void*> in_ptrs;
+  std::vector<void*> out_ptrs;
+  for (const Step& step : plan.steps) {
+    if (!step.kernel) {
+      ptr[step.outputs[0]] = ptr[step.inputs[0]];
+      continue;
+    }
+    in_ptrs.resize(step.inputs.size());
+    out_ptrs.resize(step.outputs.size());
+    for (size_t i = 0; i < step.inputs.size(); ++i) in_ptrs[i] = ptr[step.inputs[i]];
+    for (size_t i = 0; i < step.outputs.size(); ++i) out_ptrs[i] = ptr[step.outputs[i]];
+    step.kernel(KernelArgs{in_ptrs.data(), out_ptrs.data(), pool});
+  }
+  for (size_t i = 0; i < plan.outputs.size(); ++i)
+    if (!plan.outputs[i].direct) std::memcpy(outputs[i], ptr[plan.outputs[i].id], plan.outputs[i].bytes);
+}
+
+}  // namespace webnn

@@ -1,0 +1,46 @@
+// The execution plan: what the compiler makes of a graph IR, and what the executor runs.
+#pragma once
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "graph/op_def.h"
+
+namespace webnn {
+
+struct Step {
+  Kernel kernel;  // empty for views
+  std::vector<int> inputs, outputs;
+  const OpDef* def;
+  std::string label;
+};
+
+struct Plan {
+  std::vector<Step> steps;
+  std::vector<void*> base_pointers;  // per operand: constants and arena slots, else null
+  std::vector<BufferPtr> constants;  // keeps constant data alive
+  BufferPtr arena;
+  size_t arena_bytes = 0;
+  struct Input {
+    std::string name;
+    int id;
+  };
+  struct Output {
+    std::string name;
+    int id;
+    bool direct;  // computed straight into the caller's tensor
+    size_t bytes;
+  };
+  std::vector<Input> inputs;    // sorted by name
+  std::vector<Output> outputs;  // sorted by name
+};
+
+// Dead-code removal, lowering to kernels, output binding and arena planning.
+std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs);
+
+// Runs the plan. `inputs`/`outputs` are aligned with plan.inputs/plan.outputs.
+void execute_plan(Plan& plan, const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+                  ThreadPool* pool);
+
+}  // namespace webnn

@@ -1,0 +1,72 @@
+// Shared internals: error helpers, aligned buffers, shape arithmetic.
+#pragma once
+#include <webnn/webnn.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace webnn {
+
+constexpr uint32_t kMaxRank = 8;
+constexpr uint64_t kMaxDimension = 2147483647ull;  // the spec's "valid dimension" bound
+constexpr uint64_t kMaxTensorByteLength = uint64_t(1) << 34;  // 16 GiB
+constexpr size_t kAlignment = 64;
+
+[[noreturn]] inline void throw_error(ErrorKind kind, const std::string& message) { throw Error(kind, message); }
+[[noreturn]] inline void throw_type_error(const std::string& message) { throw Error(ErrorKind::kTypeError, message); }
+
+template <class... Args>
+std::string str_cat(const Args&... args) {
+  std::ostringstream out;
+  (out << ... << args);
+  return out.str();
+}
+
+std::string shape_to_string(const std::vector<uint32_t>& shape);
+
+// 64-byte aligned, zero-initialised storage.
+class AlignedBuffer {
+ public:
+  explicit AlignedBuffer(size_t bytes);
+  ~AlignedBuffer();
+  AlignedBuffer(const AlignedBuffer&) = delete;
+  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
+  uint8_t* data() { return data_; }
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+
+ private:
+  uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+using BufferPtr = std::shared_ptr<AlignedBuffer>;
+
+// Checks the spec's "check dimensions"; throws TypeError prefixed with `what`.
+void check_dimensions(const OperandDescriptor& descriptor, const std::string& what);
+
+// Element count as size_t; callers have already checked the descriptor.
+inline size_t element_count(const std::vector<uint32_t>& shape) {
+  size_t n = 1;
+  for (uint32_t d : shape) n *= d;
+  return n;
+}
+
+// Bidirectional (numpy) broadcast; returns false when incompatible.
+bool broadcast_shapes(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b, std::vector<uint32_t>* out);
+// Unidirectional broadcast of `from` to `to`.
+bool broadcastable_to(const std::vector<uint32_t>& from, const std::vector<uint32_t>& to);
+
+// Row-major strides of `shape` aligned to the trailing dims of a rank-`rank` shape, with 0 on
+// broadcast dims (size 1 in `shape` or missing).
+std::vector<size_t> broadcast_strides(const std::vector<uint32_t>& shape, size_t rank);
+
+// The spec's cast algorithm for scalar parameters (MLNumber -> dataType), written to `out`.
+void cast_number_to(const Number& value, DataType type, void* out);
+// The same, read back as double / exact int64 for kernels that take scalar parameters.
+double number_to_double_as(const Number& value, DataType type);
+
+}  // namespace webnn

@@ -1,0 +1,100 @@
+#include <webnn/webnn.h>
+
+#include <new>
+
+#include "core/common.h"
+
+namespace webnn {
+
+namespace {
+struct DataTypeRow {
+  const char* name;
+  size_t size;
+};
+constexpr DataTypeRow kDataTypes[kDataTypeCount] = {
+    {"float32", 4}, {"float16", 2}, {"int32", 4}, {"uint32", 4},
+    {"int64", 8},   {"uint64", 8},  {"int8", 1},  {"uint8", 1},
+};
+}  // namespace
+
+const char* data_type_name(DataType type) { return kDataTypes[int(type)].name; }
+size_t data_type_size(DataType type) { return kDataTypes[int(type)].size; }
+
+std::optional<DataType> parse_data_type(const std::string& name) {
+  for (int i = 0; i < kDataTypeCount; ++i)
+    if (name == kDataTypes[i].name) return DataType(i);
+  return std::nullopt;
+}
+
+size_t OperandDescriptor::element_count() const { return webnn::element_count(shape); }
+
+std::string shape_to_string(const std::vector<uint32_t>& shape) {
+  std::string s = "[";
+  for (size_t i = 0; i < shape.size(); ++i) s += (i ? ", " : "") + std::to_string(shape[i]);
+  return s + "]";
+}
+
+std::string OperandDescriptor::to_string() const {
+  return str_cat("{dataType: ", data_type_name(data_type), ", shape: ", shape_to_string(shape), "}");
+}
+
+AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
+  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
+  if (rounded == 0) rounded = kAlignment;
+  data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded));
+  if (!data_) throw Error(ErrorKind::kUnknownError, str_cat("out of memory allocating ", bytes, " bytes"));
+  std::memset(data_, 0, rounded);
+}
+AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+void check_dimensions(const OperandDescriptor& descriptor, const std::string& what) {
+  if (descriptor.shape.size() > kMaxRank)
+    throw_type_error(str_cat(what, ": rank ", descriptor.shape.size(), " exceeds the maximum rank ", kMaxRank));
+  uint64_t count = 1;
+  for (uint32_t d : descriptor.shape) {
+    if (d == 0) throw_type_error(str_cat(what, ": shape ", shape_to_string(descriptor.shape), " has a zero dimension"));
+    count *= d;
+    if (count > kMaxDimension)
+      throw_type_error(str_cat(what, ": shape ", shape_to_string(descriptor.shape),
+                               " has more than 2^31-1 elements"));
+  }
+  if (count * data_type_size(descriptor.data_type) > kMaxTensorByteLength)
+    throw_type_error(str_cat(what, ": byte length exceeds the maximum of ", kMaxTensorByteLength));
+}
+
+bool broadcast_shapes(const std::vector<uint32_t>& a, const std::vector<uint32_t>& b, std::vector<uint32_t>* out) {
+  size_t rank = std::max(a.size(), b.size());
+  std::vector<uint32_t> result(rank);
+  for (size_t i = 0; i < rank; ++i) {
+    uint32_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    uint32_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    if (da != db && da != 1 && db != 1) return false;
+    result[i] = da == 1 ? db : da;
+  }
+  *out = std::move(result);
+  return true;
+}
+
+bool broadcastable_to(const std::vector<uint32_t>& from, const std::vector<uint32_t>& to) {
+  if (from.size() > to.size()) return false;
+  size_t offset = to.size() - from.size();
+  for (size_t i = 0; i < from.size(); ++i)
+    if (from[i] != 1 && from[i] != to[i + offset]) return false;
+  return true;
+}
+
+std::vector<size_t> broadcast_strides(const std::vector<uint32_t>& shape, size_t rank) {
+  std::vector<size_t> strides(rank, 0);
+  size_t stride = 1;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    size_t src = shape.size() - 1 - i;
+    size_t dst = rank - 1 - i;
+    strides[dst] = shape[src] == 1 ? 0 : stride;
+    stride *= shape[src];
+  }
+  return strides;
+}
+
+std::string version() { return WEBNN_VERSION_STRING; }
+
+}  // namespace webnn

@@ -1,0 +1,317 @@
+// MLGraphBuilder: every call validates at once and records a node in the graph IR.
+#include <set>
+
+#include "graph/arguments.h"
+#include "graph/op_def.h"
+#include "runtime/objects.h"
+
+namespace webnn {
+namespace detail {
+
+struct BuilderImpl {
+  std::shared_ptr<ContextImpl> context;
+  std::mutex mutex;
+  GraphIR ir;
+  bool has_built = false;
+  std::set<std::string> input_names;
+
+  void check_can_build(const std::string& what) const {
+    if (has_built) throw_error(ErrorKind::kInvalidStateError, what + ": the builder has already built a graph");
+    if (context->lost) throw_error(ErrorKind::kInvalidStateError, what + ": the context is lost");
+  }
+  Operand add_operand(const std::shared_ptr<BuilderImpl>& self, OperandInfo info) {
+    ir.operands.push_back(std::move(info));
+    return Operand(self, int(ir.operands.size()) - 1);
+  }
+};
+
+}  // namespace detail
+
+using detail::BuilderImpl;
+
+const OperandDescriptor& Operand::descriptor() const {
+  if (!builder_) throw_type_error("invalid MLOperand");
+  return builder_->ir.operands[id_].desc;
+}
+
+GraphBuilder::GraphBuilder(const Context& context) : impl_(std::make_shared<BuilderImpl>()) {
+  if (!context.impl()) throw_type_error("MLGraphBuilder: invalid context");
+  if (context.impl()->lost) throw_error(ErrorKind::kInvalidStateError, "MLGraphBuilder: the context is lost");
+  impl_->context = context.impl();
+}
+
+Context GraphBuilder::context() const { return Context(impl_->context); }
+
+Operand GraphBuilder::input(const std::string& name, const OperandDescriptor& descriptor) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->check_can_build("input");
+  std::string what = "input '" + name + "'";
+  if (name.empty()) throw_type_error("input: the name must not be empty");
+  if (impl_->input_names.count(name)) throw_type_error(what + ": the name is already used by another input");
+  check_dimensions(descriptor, what);
+  impl_->input_names.insert(name);
+  OperandInfo info;
+  info.kind = OperandInfo::Kind::kInput;
+  info.desc = descriptor;
+  info.name = name;
+  return impl_->add_operand(impl_, std::move(info));
+}
+
+Operand GraphBuilder::constant(const OperandDescriptor& descriptor, const void* data, size_t byte_length) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  impl_->check_can_build("constant");
+  check_dimensions(descriptor, "constant");
+  if (byte_length != descriptor.byte_length())
+    throw_type_error(str_cat("constant: the buffer has ", byte_length, " bytes but ", descriptor.to_string(),
+                             " needs ", descriptor.byte_length()));
+  OperandInfo info;
+  info.kind = OperandInfo::Kind::kConstant;
+  info.desc = descriptor;
+  info.constant_data = std::make_shared<AlignedBuffer>(byte_length);
+  std::memcpy(info.constant_data->data(), data, byte_length);
+  return impl_->add_operand(impl_, std::move(info));
+}
+
+Operand GraphBuilder::constant(DataType data_type, const Number& value) {
+  OperandDescriptor desc{data_type, {}};
+  uint8_t bytes[8] = {};
+  cast_number_to(value, data_type, bytes);
+  return constant(desc, bytes, data_type_size(data_type));
+}
+
+Operand GraphBuilder::constant(const Tensor& tensor) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto& t = tensor.impl();
+  if (!t) throw_type_error("constant: invalid MLTensor");
+  if (t->context != impl_->context) throw_type_error("constant: the MLTensor belongs to another context");
+  if (t->destroyed) throw_type_error("constant: the MLTensor is destroyed");
+  if (!t->is_constant) throw_type_error("constant: the MLTensor was not created by createConstantTensor");
+  impl_->check_can_build("constant");
+  OperandInfo info;
+  info.kind = OperandInfo::Kind::kConstant;
+  info.desc = t->desc;
+  info.constant_data = std::atomic_load(&t->data);
+  if (!info.constant_data) throw_type_error("constant: the MLTensor is destroyed");
+  info.constant_tensor = t;
+  return impl_->add_operand(impl_, std::move(info));
+}
+
+std::vector<Operand> GraphBuilder::call(const std::string& op_name, const std::vector<Value>& arguments,
+                                        const Options& options, const std::string& label) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  const OpDef* def = find_op(op_name);
+  if (!def) throw_type_error(str_cat("MLGraphBuilder has no operation '", op_name, "'"));
+  const std::string prefix = label.empty() ? def->name + ": " : "[" + label + "] " + def->name + ": ";
+  if (impl_->has_built) throw_error(ErrorKind::kInvalidStateError, prefix + "the builder has already built a graph");
+  if (impl_->context->lost) throw_error(ErrorKind::kInvalidStateError, prefix + "the context is lost");
+
+  if (arguments.size() > def->params.size())
+    throw_type_error(str_cat(prefix, "takes ", def->params.size(), " arguments, got ", arguments.size()));
+  for (const auto& [key, value] : options) {
+    bool known = false;
+    for (const auto& spec : def->options) known = known || spec.name == key;
+    if (!known) throw_type_error(str_cat(prefix, "unknown option '", key, "'"));
+  }
+
+  auto operand_id = [&](const Operand& op, const std::string& param) -> int {
+    if (op.builder_impl() != impl_.get())
+      throw_type_error(str_cat(prefix, param, " is an MLOperand from another MLGraphBuilder"));
+    return op.id();
+  };
+  std::vector<Attr> args;
+  args.reserve(def->params.size() + def->options.size());
+  for (size_t i = 0; i < def->params.size(); ++i) {
+    const ParamSpec& spec = def->params[i];
+    Value absent;
+    const Value& v = i < arguments.size() ? arguments[i] : absent;
+    Attr a = convert_argument(spec, v, prefix, operand_id);
+    if (std::holds_alternative<std::monostate>(a) && spec.kind != ParamKind::kOptionalOperand)
+      throw_type_error(str_cat(prefix, "the argument '", spec.name, "' is required"));
+    args.push_back(std::move(a));
+  }
+  for (const ParamSpec& spec : def->options) {
+    auto it = options.find(spec.name);
+    Value absent;
+    args.push_back(convert_argument(spec, it == options.end() ? absent : it->second, prefix, operand_id));
+  }
+
+  // CR-types and CR-ranks, from the capability data.
+  const auto& operands = impl_->ir.operands;
+  auto check_limit = [&](const OperandLimit& limit, const OperandDescriptor& d, const std::string& what) {
+    if (!(limit.types & type_bit(d.data_type)))
+      throw_type_error(str_cat(prefix, what, " has unsupported data type ", data_type_name(d.data_type)));
+    if (d.shape.size() < limit.rank_min || d.shape.size() > limit.rank_max)
+      throw_type_error(str_cat(prefix, what, " has rank ", d.shape.size(), ", but the rank must be in [",
+                               limit.rank_min, ", ", limit.rank_max, "]"));
+  };
+  std::vector<int> inputs;
+  size_t index = 0;
+  auto spec_at = [&](size_t i) -> const ParamSpec& {
+    return i < def->params.size() ? def->params[i] : def->options[i - def->params.size()];
+  };
+  for (const Attr& a : args) {
+    const ParamSpec& spec = spec_at(index++);
+    const OperandLimit* limit = def->limit(spec.name);
+    std::vector<int> ids;
+    if (auto* ref = std::get_if<OperandRef>(&a)) ids.push_back(ref->id);
+    if (auto* list = std::get_if<OperandList>(&a)) ids = list->ids;
+    for (int id : ids) {
+      if (limit) check_limit(*limit, operands[id].desc, spec.name);
+      inputs.push_back(id);
+    }
+  }
+  OpView view(*def, args, operands, label);
+  for (const OperandLimit& limit : def->limits) {
+    if (limit.same_type_as.empty() || !def->limit(limit.name)) continue;
+    bool is_param = false;
+    for (size_t i = 0; i < args.size(); ++i) is_param = is_param || spec_at(i).name == limit.name;
+    if (!is_param || !view.has(limit.name)) continue;
+    auto types_of = [&](const std::string& name) {
+      std::vector<DataType> out;
+      const Attr& attr = view.attr(name);
+      if (auto* ref = std::get_if<OperandRef>(&attr)) out.push_back(operands[ref->id].desc.data_type);
+      if (auto* list = std::get_if<OperandList>(&attr))
+        for (int id : list->ids) out.push_back(operands[id].desc.data_type);
+      return out;
+    };
+    auto mine = types_of(limit.name);
+    auto theirs = types_of(limit.same_type_as);
+    if (theirs.empty()) continue;
+    for (DataType t : mine)
+      if (t != theirs[0])
+        throw_type_error(str_cat(prefix, limit.name, " has data type ", data_type_name(t), " but ",
+                                 limit.same_type_as, " has ", data_type_name(theirs[0])));
+  }
+
+  std::vector<OperandDescriptor> out_descs = def->infer(view);
+  for (size_t i = 0; i < out_descs.size(); ++i) {
+    check_dimensions(out_descs[i], prefix + "output");
+    const OperandLimit* limit = def->limit(out_descs.size() == 1 ? "output" : "output" + std::to_string(i));
+    if (!limit) limit = def->limit("outputs");
+    if (!limit) limit = def->limit("output");
+    if (limit && (out_descs[i].shape.size() < limit->rank_min || out_descs[i].shape.size() > limit->rank_max))
+      throw_type_error(str_cat(prefix, "the output rank ", out_descs[i].shape.size(), " is outside [",
+                               limit->rank_min, ", ", limit->rank_max, "]"));
+  }
+
+  Node node;
+  node.def = def;
+  node.args = std::move(args);
+  node.label = label;
+  node.inputs = std::move(inputs);
+  int node_index = int(impl_->ir.nodes.size());
+  std::vector<Operand> result;
+  for (auto& d : out_descs) {
+    OperandInfo info;
+    info.desc = std::move(d);
+    info.producer = node_index;
+    result.push_back(impl_->add_operand(impl_, std::move(info)));
+    node.outputs.push_back(result.back().id());
+  }
+  impl_->ir.nodes.push_back(std::move(node));
+  return result;
+}
+
+Operand GraphBuilder::call1(const std::string& op, const std::vector<Value>& arguments, const Options& options,
+                            const std::string& label) {
+  auto outs = call(op, arguments, options, label);
+  if (outs.size() != 1) throw_type_error(str_cat(op, " returns ", outs.size(), " operands; use call()"));
+  return outs[0];
+}
+
+Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& outputs) {
+  Future<Graph> future;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  try {
+    impl_->check_can_build("build");
+    if (outputs.empty()) throw_type_error("build: at least one output is required");
+    std::map<std::string, int> output_ids;
+    for (const auto& [name, op] : outputs) {
+      std::string what = "build: output '" + name + "'";
+      if (name.empty()) throw_type_error("build: an output name is empty");
+      if (op.builder_impl() != impl_.get()) throw_type_error(what + " is an MLOperand from another MLGraphBuilder");
+      const OperandInfo& info = impl_->ir.operands[op.id()];
+      if (info.kind == OperandInfo::Kind::kInput)
+        throw_type_error(what + " is a graph input; use identity() to output it");
+      if (info.kind == OperandInfo::Kind::kConstant)
+        throw_type_error(what + " is a constant; use identity() to output it");
+      output_ids[name] = op.id();
+    }
+    for (const OperandInfo& info : impl_->ir.operands)
+      if (info.constant_tensor && info.constant_tensor->destroyed)
+        throw_type_error("build: a constant's MLTensor has been destroyed");
+  } catch (...) {
+    future.reject(std::current_exception());
+    return future;
+  }
+  impl_->has_built = true;
+
+  auto context = impl_->context;
+  auto ir = std::make_shared<GraphIR>(std::move(impl_->ir));
+  impl_->ir = GraphIR{};
+  // Keep operand descriptors readable after build.
+  impl_->ir.operands = ir->operands;
+  std::map<std::string, int> output_ids;
+  for (const auto& [name, op] : outputs) output_ids[name] = op.id();
+
+  context->timeline->submit([context, ir, output_ids, future] {
+    if (context->lost) {
+      future.reject(ErrorKind::kInvalidStateError, "build: the context is lost");
+      return;
+    }
+    try {
+      auto graph = std::make_shared<detail::GraphImpl>();
+      graph->context = context;
+      graph->plan = compile_plan(*ir, output_ids);
+      for (const auto& in : graph->plan->inputs) graph->input_descriptors[in.name] = ir->operands[in.id].desc;
+      for (const auto& [name, id] : output_ids) graph->output_descriptors[name] = ir->operands[id].desc;
+      context->register_graph(graph);
+      future.resolve(Graph(graph));
+    } catch (const Error& e) {
+      future.reject(ErrorKind::kOperationError, std::string("build: compilation failed: ") + e.what());
+    } catch (const std::exception& e) {
+      future.reject(ErrorKind::kOperationError, std::string("build: compilation failed: ") + e.what());
+    }
+  });
+  return future;
+}
+
+std::vector<OpInfo> op_infos() {
+  std::vector<OpInfo> out;
+  auto convert = [](const ParamSpec& spec) {
+    ParamInfo p;
+    p.name = spec.name;
+    p.kind = param_kind_name(spec.kind);
+    p.enum_values = spec.enum_values;
+    const Attr& d = spec.default_value;
+    p.has_default = !std::holds_alternative<std::monostate>(d);
+    if (auto* b = std::get_if<bool>(&d)) p.default_value = *b;
+    if (auto* i = std::get_if<int64_t>(&d)) p.default_value = Number::from_int(*i);
+    if (auto* f = std::get_if<double>(&d)) p.default_value = Number::from_double(*f);
+    if (auto* n = std::get_if<Number>(&d)) p.default_value = *n;
+    if (auto* s = std::get_if<std::string>(&d)) p.default_value = *s;
+    if (auto* v = std::get_if<std::vector<int64_t>>(&d)) {
+      std::vector<Number> nums;
+      for (int64_t x : *v) nums.push_back(Number::from_int(x));
+      p.default_value = nums;
+    }
+    if (auto* v = std::get_if<std::vector<double>>(&d)) {
+      std::vector<Number> nums;
+      for (double x : *v) nums.push_back(Number::from_double(x));
+      p.default_value = nums;
+    }
+    if (auto* v = std::get_if<std::vector<std::string>>(&d)) p.default_value = *v;
+    return p;
+  };
+  for (const OpDef* def : all_ops()) {
+    OpInfo info;
+    info.name = def->name;
+    for (auto& p : def->params) info.arguments.push_back(convert(p));
+    for (auto& p : def->options) info.options.push_back(convert(p));
+    info.output_count = def->output_count;
+    out.push_back(std::move(info));
+  }
+  return out;
+}
+
+}  // namespace webnn

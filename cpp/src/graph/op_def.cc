@@ -1,0 +1,115 @@
+#include "graph/op_def.h"
+
+#include <unordered_map>
+
+namespace webnn {
+
+const char* param_kind_name(ParamKind kind) {
+  switch (kind) {
+    case ParamKind::kOperand: return "operand";
+    case ParamKind::kOptionalOperand: return "operand?";
+    case ParamKind::kOperandList: return "operands";
+    case ParamKind::kUint: return "uint";
+    case ParamKind::kInt: return "int";
+    case ParamKind::kUintWrap: return "uint_wrap";
+    case ParamKind::kUintList: return "uints";
+    case ParamKind::kDouble: return "double";
+    case ParamKind::kFloat: return "float";
+    case ParamKind::kFloatList: return "floats";
+    case ParamKind::kNumber: return "number";
+    case ParamKind::kBool: return "bool";
+    case ParamKind::kDataType: return "data_type";
+    case ParamKind::kEnum: return "enum";
+    case ParamKind::kEnumList: return "enums";
+  }
+  return "?";
+}
+
+const OperandLimit* OpDef::limit(const std::string& operand) const {
+  for (const auto& l : limits)
+    if (l.name == operand) return &l;
+  return nullptr;
+}
+
+int OpView::index_of(const std::string& name) const {
+  size_t i = 0;
+  for (const auto& p : def_.params) {
+    if (p.name == name) return int(i);
+    ++i;
+  }
+  for (const auto& p : def_.options) {
+    if (p.name == name) return int(i);
+    ++i;
+  }
+  throw Error(ErrorKind::kUnknownError, str_cat("internal: ", def_.name, " has no parameter ", name));
+}
+
+bool OpView::has(const std::string& name) const { return !std::holds_alternative<std::monostate>(attr(name)); }
+const Attr& OpView::attr(const std::string& name) const { return args_[index_of(name)]; }
+
+const OperandInfo& OpView::info(const std::string& name) const {
+  return operands_[std::get<OperandRef>(attr(name)).id];
+}
+std::vector<const OperandDescriptor*> OpView::operands(const std::string& name) const {
+  std::vector<const OperandDescriptor*> out;
+  for (int id : std::get<OperandList>(attr(name)).ids) out.push_back(&operands_[id].desc);
+  return out;
+}
+int OpView::input_index(const std::string& name) const {
+  int target = index_of(name);
+  int flat = 0;
+  for (int i = 0; i < int(args_.size()); ++i) {
+    const Attr& a = args_[i];
+    if (i == target) return std::holds_alternative<std::monostate>(a) ? -1 : flat;
+    if (std::holds_alternative<OperandRef>(a)) ++flat;
+    if (auto* list = std::get_if<OperandList>(&a)) flat += int(list->ids.size());
+  }
+  return -1;
+}
+
+int64_t OpView::integer(const std::string& name) const { return std::get<int64_t>(attr(name)); }
+double OpView::real(const std::string& name) const { return std::get<double>(attr(name)); }
+Number OpView::number(const std::string& name) const { return std::get<Number>(attr(name)); }
+bool OpView::flag(const std::string& name) const { return std::get<bool>(attr(name)); }
+const std::string& OpView::text(const std::string& name) const { return std::get<std::string>(attr(name)); }
+DataType OpView::data_type(const std::string& name) const { return *parse_data_type(text(name)); }
+const std::vector<int64_t>& OpView::integers(const std::string& name) const {
+  return std::get<std::vector<int64_t>>(attr(name));
+}
+const std::vector<double>& OpView::reals(const std::string& name) const {
+  return std::get<std::vector<double>>(attr(name));
+}
+const std::vector<std::string>& OpView::texts(const std::string& name) const {
+  return std::get<std::vector<std::string>>(attr(name));
+}
+
+std::string OpView::prefix() const {
+  return label_.empty() ? def_.name + ": " : "[" + label_ + "] " + def_.name + ": ";
+}
+void OpView::fail(const std::string& message) const { throw_type_error(prefix() + message); }
+
+// The registry.
+#define WEBNN_OP(name) const OpDef& name##_op();
+#include "graph/op_list.h"
+#undef WEBNN_OP
+
+const std::vector<const OpDef*>& all_ops() {
+  static const std::vector<const OpDef*> ops = {
+#define WEBNN_OP(name) &name##_op(),
+#include "graph/op_list.h"
+#undef WEBNN_OP
+  };
+  return ops;
+}
+
+const OpDef* find_op(const std::string& name) {
+  static const std::unordered_map<std::string, const OpDef*> by_name = [] {
+    std::unordered_map<std::string, const OpDef*> map;
+    for (const OpDef* op : all_ops()) map[op->name] = op;
+    return map;
+  }();
+  auto it = by_name.find(name);
+  return it == by_name.end() ? nullptr : it->second;
+}
+
+}  // namespace webnn

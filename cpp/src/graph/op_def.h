@@ -1,0 +1,167 @@
+// How an operation is described: its signature, its capability limits (data that also backs
+// opSupportLimits()), its validation/shape inference and its lowering to a kernel.
+#pragma once
+#include <functional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "core/common.h"
+
+namespace webnn {
+
+class ThreadPool;
+
+// ---- data-type sets
+using DataTypeSet = uint32_t;
+constexpr DataTypeSet type_bit(DataType t) { return 1u << int(t); }
+constexpr DataTypeSet kAnyType = 0xffu;
+constexpr DataTypeSet kFloatTypes = type_bit(DataType::kFloat32) | type_bit(DataType::kFloat16);
+constexpr DataTypeSet kIndexTypes =
+    type_bit(DataType::kInt32) | type_bit(DataType::kUint32) | type_bit(DataType::kInt64);
+constexpr DataTypeSet kSignedTypes = kFloatTypes | type_bit(DataType::kInt64) | type_bit(DataType::kInt32) |
+                                     type_bit(DataType::kInt8);
+constexpr DataTypeSet kUint8Only = type_bit(DataType::kUint8);
+constexpr uint32_t kAnyRank = kMaxRank;
+
+// ---- signatures
+enum class ParamKind {
+  kOperand,          // MLOperand
+  kOptionalOperand,  // MLOperand option (absent allowed)
+  kOperandList,      // sequence<MLOperand>
+  kUint,             // [EnforceRange] unsigned long
+  kInt,              // [EnforceRange] long
+  kUintWrap,         // unsigned long without EnforceRange (wraps modulo 2^32)
+  kUintList,         // sequence<[EnforceRange] unsigned long>
+  kDouble,           // double (finite)
+  kFloat,            // float (finite, within float32 range)
+  kFloatList,        // sequence<float>
+  kNumber,           // MLNumber (bigint or unrestricted double)
+  kBool,             // boolean
+  kDataType,         // MLOperandDataType
+  kEnum,             // a string enum
+  kEnumList,         // sequence of a string enum
+};
+const char* param_kind_name(ParamKind kind);
+
+struct OperandRef {
+  int id;
+};
+struct OperandList {
+  std::vector<int> ids;
+};
+// A normalized argument, after the WebIDL conversions of its ParamKind.
+using Attr = std::variant<std::monostate, bool, int64_t, double, Number, std::string, std::vector<int64_t>,
+                          std::vector<double>, OperandRef, OperandList, std::vector<std::string>>;
+
+struct ParamSpec {
+  std::string name;
+  ParamKind kind;
+  Attr default_value = {};  // monostate: optional with no default (or required, for arguments)
+  std::vector<std::string> enum_values = {};
+};
+
+// One row of capability data: the allowed data types and ranks of one operand (inputs use
+// their parameter name, outputs "output", "output0", "outputs", ...).
+struct OperandLimit {
+  std::string name;
+  DataTypeSet types;
+  uint32_t rank_min;
+  uint32_t rank_max;
+  std::string same_type_as = {};  // the dtype must equal this operand's
+};
+
+// ---- the IR
+struct TensorImplRef;
+struct OperandInfo {
+  enum class Kind { kInput, kConstant, kIntermediate } kind = Kind::kIntermediate;
+  OperandDescriptor desc;
+  std::string name;          // graph inputs only
+  BufferPtr constant_data;   // constants only
+  std::shared_ptr<detail::TensorImpl> constant_tensor;  // constant(tensor) operands
+  int producer = -1;         // node index
+};
+
+struct OpDef;
+struct Node {
+  const OpDef* def = nullptr;
+  std::vector<Attr> args;  // aligned with def->params then def->options
+  std::string label;
+  std::vector<int> inputs;   // operand ids, in parameter order, lists flattened, absent skipped
+  std::vector<int> outputs;  // operand ids
+};
+
+struct GraphIR {
+  std::vector<OperandInfo> operands;
+  std::vector<Node> nodes;
+};
+
+// Read access to one op call: used by validation (before the node exists) and by lowering.
+class OpView {
+ public:
+  OpView(const OpDef& def, const std::vector<Attr>& args, const std::vector<OperandInfo>& operands,
+         const std::string& label)
+      : def_(def), args_(args), operands_(operands), label_(label) {}
+
+  const OpDef& def() const { return def_; }
+  const std::string& label() const { return label_; }
+  bool has(const std::string& name) const;
+  const Attr& attr(const std::string& name) const;
+
+  const OperandDescriptor& operand(const std::string& name) const { return info(name).desc; }
+  const OperandInfo& info(const std::string& name) const;
+  std::vector<const OperandDescriptor*> operands(const std::string& name) const;
+  // Index of an operand argument in the node's flattened input list, -1 when absent.
+  int input_index(const std::string& name) const;
+
+  int64_t integer(const std::string& name) const;
+  double real(const std::string& name) const;
+  Number number(const std::string& name) const;
+  bool flag(const std::string& name) const;
+  const std::string& text(const std::string& name) const;
+  DataType data_type(const std::string& name) const;
+  const std::vector<int64_t>& integers(const std::string& name) const;
+  const std::vector<double>& reals(const std::string& name) const;
+  const std::vector<std::string>& texts(const std::string& name) const;
+
+  // "[label] op: message" as a TypeError.
+  [[noreturn]] void fail(const std::string& message) const;
+  std::string prefix() const;
+
+ private:
+  int index_of(const std::string& name) const;
+  const OpDef& def_;
+  const std::vector<Attr>& args_;
+  const std::vector<OperandInfo>& operands_;
+  const std::string& label_;
+};
+
+// ---- kernels
+struct KernelArgs {
+  const void* const* inputs;  // aligned with Node::inputs
+  void* const* outputs;       // aligned with Node::outputs
+  ThreadPool* pool;
+};
+using Kernel = std::function<void(const KernelArgs&)>;
+
+using InferFn = std::vector<OperandDescriptor> (*)(const OpView& op);
+using LowerFn = Kernel (*)(const OpView& op, const std::vector<OperandDescriptor>& outputs);
+
+struct OpDef {
+  std::string name;
+  std::vector<ParamSpec> params;   // positional arguments
+  std::vector<ParamSpec> options;  // the options dictionary (label is implicit)
+  std::vector<OperandLimit> limits;
+  InferFn infer;
+  LowerFn lower;        // null for views
+  size_t output_count = 1;  // 0: decided by infer
+  bool is_view = false;     // output aliases input 0 (reshape); no kernel runs
+
+  const OperandLimit* limit(const std::string& operand) const;
+};
+
+// The registry: every op, in the spec's alphabetical order.
+const std::vector<const OpDef*>& all_ops();
+const OpDef* find_op(const std::string& name);
+
+}  // namespace webnn

@@ -1,0 +1,107 @@
+// conv2d: 2-D convolution, any input/filter layout, groups, strides, dilations, padding, bias.
+#include "graph/op_def.h"
+#include "kernels/conv.h"
+
+namespace webnn {
+
+namespace {
+
+// Filter dims as (O, I/g, kH, kW) for a layout.
+struct FilterDims {
+  uint32_t o, i, h, w;
+};
+FilterDims filter_dims(const std::vector<uint32_t>& s, const std::string& layout) {
+  if (layout == "hwio") return {s[3], s[2], s[0], s[1]};
+  if (layout == "ohwi") return {s[0], s[3], s[1], s[2]};
+  if (layout == "ihwo") return {s[3], s[0], s[1], s[2]};
+  return {s[0], s[1], s[2], s[3]};
+}
+
+struct Conv2dShape {
+  Conv2dParams params;
+  std::vector<uint32_t> output;
+};
+
+Conv2dShape conv2d_shape(const OpView& op) {
+  const auto& input = op.operand("input");
+  const auto& filter = op.operand("filter");
+  const auto& padding = op.integers("padding");
+  const auto& strides = op.integers("strides");
+  const auto& dilations = op.integers("dilations");
+  const int64_t groups = op.integer("groups");
+  const bool nhwc = op.text("inputLayout") == "nhwc";
+  const std::string& filter_layout = op.text("filterLayout");
+
+  if (padding.size() != 4) op.fail(str_cat("padding must have 4 values, got ", padding.size()));
+  if (strides.size() != 2) op.fail(str_cat("strides must have 2 values, got ", strides.size()));
+  if (dilations.size() != 2) op.fail(str_cat("dilations must have 2 values, got ", dilations.size()));
+  if (strides[0] == 0 || strides[1] == 0) op.fail("strides must be at least 1");
+  if (dilations[0] == 0 || dilations[1] == 0) op.fail("dilations must be at least 1");
+  if (groups == 0) op.fail("groups must be at least 1");
+
+  const auto& s = input.shape;
+  const uint32_t N = s[0], C = nhwc ? s[3] : s[1], H = nhwc ? s[1] : s[2], W = nhwc ? s[2] : s[3];
+  const FilterDims f = filter_dims(filter.shape, filter_layout);
+  if (C % groups != 0) op.fail(str_cat("input channels (", C, ") must be a multiple of groups (", groups, ")"));
+  if (C / groups != f.i)
+    op.fail(str_cat("input channels / groups (", C / groups, ") must equal the filter's input channels (", f.i, ")"));
+  if (f.o % groups != 0)
+    op.fail(str_cat("output channels (", f.o, ") must be a multiple of groups (", groups, ")"));
+  if (op.has("bias")) {
+    const auto& bias = op.operand("bias");
+    if (bias.shape.size() != 1 || bias.shape[0] != f.o)
+      op.fail(str_cat("bias must have shape [", f.o, "], got ", shape_to_string(bias.shape)));
+  }
+  auto out_size = [&](uint32_t in, uint32_t k, int64_t stride, int64_t dilation, int64_t pad_begin, int64_t pad_end,
+                       const char* axis) -> uint32_t {
+    const int64_t effective = (int64_t(k) - 1) * dilation + 1;
+    const int64_t span = int64_t(in) + pad_begin + pad_end - effective;
+    if (span < 0)
+      op.fail(str_cat("the dilated filter (", effective, ") is larger than the padded input ", axis, " (",
+                      int64_t(in) + pad_begin + pad_end, ")"));
+    const int64_t out = span / stride + 1;
+    if (out > int64_t(kMaxDimension)) op.fail(str_cat("the output ", axis, " is too large"));
+    return uint32_t(out);
+  };
+  const uint32_t OH = out_size(H, f.h, strides[0], dilations[0], padding[0], padding[1], "height");
+  const uint32_t OW = out_size(W, f.w, strides[1], dilations[1], padding[2], padding[3], "width");
+
+  Conv2dShape r;
+  r.params = {N, C, H, W, f.o, OH, OW, f.h, f.w,
+              size_t(strides[0]), size_t(strides[1]), size_t(dilations[0]), size_t(dilations[1]),
+              size_t(padding[0]), size_t(padding[2]), size_t(groups), nhwc, filter_layout, op.has("bias")};
+  r.output = nhwc ? std::vector<uint32_t>{N, OH, OW, f.o} : std::vector<uint32_t>{N, f.o, OH, OW};
+  return r;
+}
+
+std::vector<OperandDescriptor> infer_conv2d(const OpView& op) {
+  return {{op.operand("input").data_type, conv2d_shape(op).output}};
+}
+
+Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
+  return make_conv2d_kernel(outputs[0].data_type, conv2d_shape(op).params);
+}
+
+}  // namespace
+
+const OpDef& conv2d_op() {
+  static const OpDef def{
+      "conv2d",
+      {{"input", ParamKind::kOperand}, {"filter", ParamKind::kOperand}},
+      {{"padding", ParamKind::kUintList, std::vector<int64_t>{0, 0, 0, 0}},
+       {"strides", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
+       {"dilations", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
+       {"groups", ParamKind::kUint, int64_t(1)},
+       {"inputLayout", ParamKind::kEnum, std::string("nchw"), {"nchw", "nhwc"}},
+       {"filterLayout", ParamKind::kEnum, std::string("oihw"), {"oihw", "hwio", "ohwi", "ihwo"}},
+       {"bias", ParamKind::kOptionalOperand}},
+      {{"input", kFloatTypes, 4, 4},
+       {"filter", kFloatTypes, 4, 4, "input"},
+       {"bias", kFloatTypes, 1, 1, "input"},
+       {"output", kFloatTypes, 4, 4}},
+      infer_conv2d,
+      lower_conv2d};
+  return def;
+}
+
+}  // namespace webnn

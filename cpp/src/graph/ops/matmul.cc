@@ -1,0 +1,41 @@
+// matmul: batched matrix product with broadcast batch dims.
+#include "graph/op_def.h"
+#include "kernels/gemm.h"
+
+namespace webnn {
+
+namespace {
+
+std::vector<OperandDescriptor> infer_matmul(const OpView& op) {
+  const auto& a = op.operand("a");
+  const auto& b = op.operand("b");
+  const size_t ra = a.shape.size(), rb = b.shape.size();
+  if (a.shape[ra - 1] != b.shape[rb - 2])
+    op.fail(str_cat("a.shape[-1] (", a.shape[ra - 1], ") must equal b.shape[-2] (", b.shape[rb - 2], ")"));
+  std::vector<uint32_t> batch;
+  if (!broadcast_shapes({a.shape.begin(), a.shape.end() - 2}, {b.shape.begin(), b.shape.end() - 2}, &batch))
+    op.fail(str_cat("the batch dims of ", shape_to_string(a.shape), " and ", shape_to_string(b.shape),
+                    " do not broadcast"));
+  batch.push_back(a.shape[ra - 2]);
+  batch.push_back(b.shape[rb - 1]);
+  return {{a.data_type, batch}};
+}
+
+Kernel lower_matmul(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
+  return make_matmul_kernel(outputs[0].data_type, op.operand("a").shape, op.operand("b").shape, outputs[0].shape);
+}
+
+}  // namespace
+
+const OpDef& matmul_op() {
+  static const OpDef def{
+      "matmul",
+      {{"a", ParamKind::kOperand}, {"b", ParamKind::kOperand}},
+      {},
+      {{"a", kFloatTypes, 2, kAnyRank}, {"b", kFloatTypes, 2, kAnyRank, "a"}, {"output", kFloatTypes, 2, kAnyRank}},
+      infer_matmul,
+      lower_matmul};
+  return def;
+}
+
+}  // namespace webnn

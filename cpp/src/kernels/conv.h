@@ -1,0 +1,22 @@
+// Convolution family.
+#pragma once
+#include "graph/op_def.h"
+
+namespace webnn {
+
+struct Conv2dParams {
+  size_t batch, in_channels, in_h, in_w;
+  size_t out_channels, out_h, out_w;
+  size_t kernel_h, kernel_w;
+  size_t stride_h, stride_w, dilation_h, dilation_w;
+  size_t pad_top, pad_left;
+  size_t groups;
+  bool nhwc;                // input and output layout
+  std::string filter_layout;  // oihw | hwio | ohwi | ihwo
+  bool has_bias;
+};
+
+// conv2d for float32/float16 (computed in float32); inputs: input, filter[, bias].
+Kernel make_conv2d_kernel(DataType type, const Conv2dParams& params);
+
+}  // namespace webnn

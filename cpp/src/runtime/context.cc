@@ -1,0 +1,326 @@
+// MLContext, MLTensor and MLGraph: synchronous validation on the caller, work on the timeline.
+#include <algorithm>
+#include <set>
+
+#include "graph/op_def.h"
+#include "runtime/objects.h"
+
+namespace webnn {
+
+// ---------------------------------------------------------------- futures
+namespace detail {
+
+void FutureStateBase::settle_locked_and_notify(std::unique_lock<std::mutex>& lock) {
+  settled = true;
+  std::vector<std::function<void()>> to_run = std::move(callbacks);
+  callbacks.clear();
+  lock.unlock();
+  cv.notify_all();
+  for (auto& cb : to_run) cb();
+}
+void FutureStateBase::wait() {
+  std::unique_lock<std::mutex> lock(mutex);
+  cv.wait(lock, [&] { return settled; });
+}
+bool FutureStateBase::wait_for_ms(int64_t ms) {
+  std::unique_lock<std::mutex> lock(mutex);
+  return cv.wait_for(lock, std::chrono::milliseconds(ms), [&] { return settled; });
+}
+
+// ---------------------------------------------------------------- context
+ContextImpl::ContextImpl(const ContextOptions& opts)
+    : options(opts), pool(opts.num_threads), timeline(std::make_unique<Timeline>()) {}
+
+ContextImpl::~ContextImpl() { timeline.reset(); }
+
+void ContextImpl::check_not_lost(const char* what) const {
+  if (lost) throw_error(ErrorKind::kInvalidStateError, std::string(what) + ": the context is lost");
+}
+
+void ContextImpl::register_tensor(const std::shared_ptr<TensorImpl>& tensor) {
+  std::lock_guard<std::mutex> lock(mutex);
+  // Drop dead entries now and then, so long-lived contexts do not grow without bound.
+  if (tensors.size() >= 64 && (tensors.size() & (tensors.size() - 1)) == 0)
+    tensors.erase(std::remove_if(tensors.begin(), tensors.end(), [](auto& w) { return w.expired(); }),
+                  tensors.end());
+  tensors.push_back(tensor);
+}
+void ContextImpl::register_graph(const std::shared_ptr<GraphImpl>& graph) {
+  std::lock_guard<std::mutex> lock(mutex);
+  if (graphs.size() >= 64 && (graphs.size() & (graphs.size() - 1)) == 0)
+    graphs.erase(std::remove_if(graphs.begin(), graphs.end(), [](auto& w) { return w.expired(); }), graphs.end());
+  graphs.push_back(graph);
+}
+
+void ContextImpl::lose(const std::string& message) {
+  if (lost.exchange(true)) return;
+  lost_future.resolve(std::string(message));
+  std::vector<std::shared_ptr<GraphImpl>> live_graphs;
+  std::vector<std::shared_ptr<TensorImpl>> live_tensors;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    for (auto& w : graphs)
+      if (auto g = w.lock()) live_graphs.push_back(g);
+    for (auto& w : tensors)
+      if (auto t = w.lock()) live_tensors.push_back(t);
+  }
+  for (auto& g : live_graphs) Graph(g).destroy();
+  for (auto& t : live_tensors) t->destroy();
+  timeline->notify();
+}
+
+// ---------------------------------------------------------------- tensor
+void TensorImpl::reject_pending_reads(ErrorKind kind, const std::string& message) {
+  std::vector<std::shared_ptr<PendingRead>> reads;
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    reads.swap(pending_reads);
+  }
+  for (auto& r : reads) {
+    std::lock_guard<std::mutex> lock(r->mutex);
+    r->cancelled = true;
+    r->future.reject(kind, message);
+  }
+}
+
+void TensorImpl::destroy() {
+  if (destroyed.exchange(true)) return;
+  reject_pending_reads(ErrorKind::kInvalidStateError, "readTensor: the MLTensor was destroyed");
+  auto self_context = context;
+  BufferPtr released = std::atomic_exchange(&data, BufferPtr());
+  // Release on the timeline, after work submitted earlier (which holds its own references).
+  self_context->timeline->submit([released]() mutable { released.reset(); });
+  self_context->timeline->notify();
+}
+
+}  // namespace detail
+
+using detail::ContextImpl;
+using detail::GraphImpl;
+using detail::TensorImpl;
+
+// ---------------------------------------------------------------- public: Context
+Context Context::create(const ContextOptions& options) {
+  if (options.power_preference != "default" && options.power_preference != "high-performance" &&
+      options.power_preference != "low-power")
+    throw_type_error("createContext: powerPreference must be 'default', 'high-performance' or 'low-power', got '" +
+                     options.power_preference + "'");
+  if (options.num_threads < 0) throw_type_error("createContext: num_threads must be >= 0");
+  return Context(std::make_shared<ContextImpl>(options));
+}
+
+bool Context::accelerated() const { return false; }  // a CPU engine: no massively parallel accelerator
+const std::string& Context::power_preference() const { return impl_->options.power_preference; }
+int Context::num_threads() const { return impl_->pool.max_threads(); }
+bool Context::lost_now() const { return impl_->lost; }
+Future<std::string> Context::lost() const { return impl_->lost_future; }
+void Context::destroy() { impl_->lose("the context was destroyed"); }
+
+Tensor Context::create_tensor(const TensorDescriptor& descriptor) {
+  impl_->check_not_lost("createTensor");
+  check_dimensions(descriptor, "createTensor");
+  auto t = std::make_shared<TensorImpl>();
+  t->context = impl_;
+  t->desc = descriptor;
+  t->data = std::make_shared<AlignedBuffer>(descriptor.byte_length());
+  impl_->register_tensor(t);
+  return Tensor(t);
+}
+
+Tensor Context::create_constant_tensor(const OperandDescriptor& descriptor, const void* data, size_t byte_length) {
+  impl_->check_not_lost("createConstantTensor");
+  check_dimensions(descriptor, "createConstantTensor");
+  if (byte_length != descriptor.byte_length())
+    throw_type_error(str_cat("createConstantTensor: the buffer has ", byte_length, " bytes but ",
+                             descriptor.to_string(), " needs ", descriptor.byte_length()));
+  auto t = std::make_shared<TensorImpl>();
+  t->context = impl_;
+  t->desc.data_type = descriptor.data_type;
+  t->desc.shape = descriptor.shape;
+  t->is_constant = true;
+  t->data = std::make_shared<AlignedBuffer>(byte_length);
+  std::memcpy(t->data->data(), data, byte_length);
+  impl_->register_tensor(t);
+  return Tensor(t);
+}
+
+namespace {
+void check_tensor_use(const ContextImpl* context, const Tensor& tensor, const char* what) {
+  const auto& t = tensor.impl();
+  if (!t) throw_type_error(std::string(what) + ": invalid MLTensor");
+  if (t->context.get() != context) throw_type_error(std::string(what) + ": the MLTensor belongs to another context");
+  if (t->destroyed) throw_type_error(std::string(what) + ": the MLTensor is destroyed");
+}
+}  // namespace
+
+void Context::write_tensor(const Tensor& tensor, const void* data, size_t byte_length) {
+  check_tensor_use(impl_.get(), tensor, "writeTensor");
+  impl_->check_not_lost("writeTensor");
+  const auto& t = tensor.impl();
+  if (!t->desc.writable) throw_type_error("writeTensor: the MLTensor is not writable");
+  if (byte_length != t->desc.byte_length())
+    throw_type_error(str_cat("writeTensor: the buffer has ", byte_length, " bytes but the tensor ",
+                             t->desc.to_string(), " needs ", t->desc.byte_length()));
+  // Copy now (the caller may reuse its buffer at once); land the bytes in order on the timeline.
+  auto staging = std::make_shared<std::vector<uint8_t>>((const uint8_t*)data, (const uint8_t*)data + byte_length);
+  BufferPtr target = std::atomic_load(&t->data);
+  if (!target) throw_type_error("writeTensor: the MLTensor is destroyed");
+  impl_->timeline->run_or_submit([target, staging] { std::memcpy(target->data(), staging->data(), staging->size()); });
+}
+
+Future<void> Context::read_tensor(const Tensor& tensor, void* destination, size_t byte_length) {
+  Future<void> future;
+  try {
+    check_tensor_use(impl_.get(), tensor, "readTensor");
+    impl_->check_not_lost("readTensor");
+    if (!tensor.impl()->desc.readable) throw_type_error("readTensor: the MLTensor is not readable");
+    if (byte_length != tensor.impl()->desc.byte_length())
+      throw_type_error(str_cat("readTensor: the buffer has ", byte_length, " bytes but the tensor ",
+                               tensor.impl()->desc.to_string(), " needs ", tensor.impl()->desc.byte_length()));
+  } catch (...) {
+    future.reject(std::current_exception());
+    return future;
+  }
+  auto t = tensor.impl();
+  auto read = std::make_shared<detail::PendingRead>();
+  read->future = future;
+  {
+    std::lock_guard<std::mutex> lock(t->mutex);
+    t->pending_reads.push_back(read);
+  }
+  BufferPtr source = std::atomic_load(&t->data);
+  if (!source) {
+    t->reject_pending_reads(ErrorKind::kTypeError, "readTensor: the MLTensor is destroyed");
+    return future;
+  }
+  auto context = impl_;
+  impl_->timeline->run_or_submit([context, t, read, source, destination, byte_length] {
+    {
+      std::lock_guard<std::mutex> lock(read->mutex);
+      if (!read->cancelled) {
+        if (context->lost) {
+          read->future.reject(ErrorKind::kInvalidStateError, "readTensor: the context is lost");
+        } else {
+          std::memcpy(destination, source->data(), byte_length);
+          read->future.resolve();
+        }
+        read->cancelled = true;
+      }
+    }
+    std::lock_guard<std::mutex> lock(t->mutex);
+    auto& v = t->pending_reads;
+    v.erase(std::remove(v.begin(), v.end(), read), v.end());
+  });
+  return future;
+}
+
+std::vector<uint8_t> Context::read_tensor(const Tensor& tensor) {
+  std::vector<uint8_t> out(tensor.impl() ? tensor.impl()->desc.byte_length() : 0);
+  Future<void> f = read_tensor(tensor, out.data(), out.size());
+  impl_->timeline->help_until([&] { return f.ready(); });
+  f.get();
+  return out;
+}
+
+void Context::dispatch(const Graph& graph, const NamedTensors& inputs, const NamedTensors& outputs) {
+  const auto& g = graph.impl();
+  if (!g) throw_type_error("dispatch: invalid MLGraph");
+  if (g->context != impl_) throw_type_error("dispatch: the MLGraph belongs to another context");
+  if (g->destroyed) throw_error(ErrorKind::kInvalidStateError, "dispatch: the MLGraph is destroyed");
+  impl_->check_not_lost("dispatch");
+  std::set<const TensorImpl*> used;
+  auto check_all = [&](const NamedTensors& tensors, const char* kind) {
+    for (const auto& [name, tensor] : tensors) {
+      if (!tensor.impl()) throw_type_error(str_cat("dispatch: ", kind, " '", name, "' is not an MLTensor"));
+      if (!used.insert(tensor.impl().get()).second)
+        throw_type_error(str_cat("dispatch: the MLTensor for ", kind, " '", name, "' is used more than once"));
+      if (tensor.impl()->context != impl_)
+        throw_type_error(str_cat("dispatch: ", kind, " '", name, "' belongs to another context"));
+      if (tensor.impl()->destroyed) throw_type_error(str_cat("dispatch: ", kind, " '", name, "' is destroyed"));
+    }
+  };
+  check_all(inputs, "input");
+  check_all(outputs, "output");
+  auto match = [&](const NamedTensors& tensors, const std::map<std::string, OperandDescriptor>& expected,
+                   const char* kind) {
+    if (tensors.size() != expected.size())
+      throw_type_error(str_cat("dispatch: the graph has ", expected.size(), " ", kind, "s but ", tensors.size(),
+                               " were given"));
+    for (const auto& [name, desc] : expected) {
+      auto it = tensors.find(name);
+      if (it == tensors.end()) throw_type_error(str_cat("dispatch: missing ", kind, " '", name, "'"));
+      const auto& t = it->second.impl();
+      if (t->is_constant) throw_type_error(str_cat("dispatch: ", kind, " '", name, "' is a constant tensor"));
+      if (static_cast<const OperandDescriptor&>(t->desc) != desc)
+        throw_type_error(str_cat("dispatch: ", kind, " '", name, "' is ", t->desc.to_string(), " but the graph expects ",
+                                 desc.to_string()));
+    }
+  };
+  match(inputs, g->input_descriptors, "input");
+  match(outputs, g->output_descriptors, "output");
+
+  // Bind in the plan's order (both are sorted by name).
+  std::vector<BufferPtr> in_buffers, out_buffers;
+  auto plan = std::atomic_load(&g->plan);
+  auto bind = [](const Tensor& t, std::vector<BufferPtr>& into) {
+    BufferPtr b = std::atomic_load(&t.impl()->data);
+    if (!b) throw_type_error("dispatch: an MLTensor was destroyed during the call");
+    into.push_back(std::move(b));
+  };
+  if (!plan) throw_error(ErrorKind::kInvalidStateError, "dispatch: the MLGraph is destroyed");
+  for (const auto& in : plan->inputs) bind(inputs.at(in.name), in_buffers);
+  for (const auto& out : plan->outputs) bind(outputs.at(out.name), out_buffers);
+  auto context = impl_;
+  impl_->timeline->submit([context, plan, in_buffers = std::move(in_buffers), out_buffers = std::move(out_buffers)] {
+    if (context->lost) return;
+    std::vector<const void*> in_ptrs;
+    std::vector<void*> out_ptrs;
+    for (auto& b : in_buffers) in_ptrs.push_back(b->data());
+    for (auto& b : out_buffers) out_ptrs.push_back(b->data());
+    execute_plan(*plan, in_ptrs, out_ptrs, &context->pool);
+  });
+}
+
+SupportLimits Context::op_support_limits() const {
+  SupportLimits limits;
+  limits.preferred_input_layout = "nchw";
+  limits.max_tensor_byte_length = kMaxTensorByteLength;
+  std::vector<DataType> all;
+  for (int i = 0; i < kDataTypeCount; ++i) all.push_back(DataType(i));
+  limits.input = limits.constant = limits.output = TensorLimits{all, 0, kMaxRank};
+  for (const OpDef* def : all_ops()) {
+    OpLimits op{def->name, {}};
+    for (const OperandLimit& l : def->limits) {
+      TensorLimits t;
+      for (int i = 0; i < kDataTypeCount; ++i)
+        if (l.types & type_bit(DataType(i))) t.data_types.push_back(DataType(i));
+      t.rank_min = l.rank_min;
+      t.rank_max = l.rank_max;
+      op.operands.push_back({l.name, std::move(t)});
+    }
+    limits.ops.push_back(std::move(op));
+  }
+  return limits;
+}
+
+// ---------------------------------------------------------------- public: Tensor, Graph
+const TensorDescriptor& Tensor::descriptor() const {
+  if (!impl_) throw_type_error("invalid MLTensor");
+  return impl_->desc;
+}
+bool Tensor::constant() const { return impl_->is_constant; }
+bool Tensor::destroyed() const { return impl_->destroyed; }
+void Tensor::destroy() { impl_->destroy(); }
+
+const std::map<std::string, OperandDescriptor>& Graph::input_descriptors() const { return impl_->input_descriptors; }
+const std::map<std::string, OperandDescriptor>& Graph::output_descriptors() const { return impl_->output_descriptors; }
+bool Graph::destroyed() const { return impl_->destroyed; }
+Context Graph::context() const { return Context(impl_->context); }
+void Graph::destroy() {
+  if (impl_->destroyed.exchange(true)) return;
+  // Free the compiled plan after work already queued (which holds its own reference).
+  std::shared_ptr<Plan> plan = std::atomic_exchange(&impl_->plan, std::shared_ptr<Plan>());
+  impl_->context->timeline->submit([plan]() mutable { plan.reset(); });
+}
+
+}  // namespace webnn

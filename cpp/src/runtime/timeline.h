@@ -1,0 +1,36 @@
+// A context's timeline: a FIFO of tasks run one at a time, in submission order. A worker thread
+// drains it; a caller that waits for a result may run queued tasks itself (still one at a time,
+// still in order), which saves a thread hand-off on every read.
+#pragma once
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+namespace webnn {
+
+class Timeline {
+ public:
+  Timeline();
+  ~Timeline();  // finishes queued work, then stops the worker
+  Timeline(const Timeline&) = delete;
+  Timeline& operator=(const Timeline&) = delete;
+
+  void submit(std::function<void()> task);
+  // Runs `task` at once on the caller when nothing is queued or running; otherwise queues it.
+  void run_or_submit(std::function<void()> task);
+  // Blocks until `done()` holds, running queued tasks on this thread when the worker is not.
+  void help_until(const std::function<bool()>& done);
+  // Wakes threads in help_until (call after settling a future outside the timeline).
+  void notify();
+
+ private:
+  struct State;
+  static void worker_loop(std::shared_ptr<State> state);
+  std::shared_ptr<State> state_;
+  std::thread worker_;
+};
+
+}  // namespace webnn

@@ -1,0 +1,38 @@
+"""webnn: a native CPU implementation of the W3C Web Neural Network API.
+
+Quick start::
+
+    import numpy as np
+    import webnn
+
+    context = webnn.ml.create_context()
+    builder = webnn.MLGraphBuilder(context)
+    x = builder.input("x", data_type="float32", shape=[2, 2])
+    y = builder.relu(builder.add(x, builder.constant(np.ones((2, 2), np.float32))))
+    graph = builder.build({"y": y})
+    print(graph.compute({"x": np.array([[-3, 1], [2, -1]], np.float32)})["y"])
+"""
+from ._errors import DataError, InvalidStateError, MLError, NotSupportedError, OperationError, UnknownError
+from . import _core
+from ._api import (
+    ML,
+    MLContext,
+    MLContextLostInfo,
+    MLGraph,
+    MLGraphBuilder,
+    MLOperand,
+    MLOperandDescriptor,
+    MLTensor,
+    MLTensorDescriptor,
+    create_context,
+    create_context_async,
+    ml,
+)
+
+__version__ = _core.version()
+
+__all__ = [
+    "ML", "MLContext", "MLContextLostInfo", "MLGraph", "MLGraphBuilder", "MLOperand", "MLOperandDescriptor",
+    "MLTensor", "MLTensorDescriptor", "create_context", "create_context_async", "ml",
+    "MLError", "DataError", "InvalidStateError", "NotSupportedError", "OperationError", "UnknownError",
+]
