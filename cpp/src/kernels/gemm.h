@@ -4,7 +4,11 @@
 
 namespace webnn {
 
-// C[M,N] = A[M,K] * B[K,N], row-major with leading dimensions; C is overwritten.
+// C[M,N] = A[M,K] * B[K,N], row-major with leading dimensions; C is overwritten. Single-threaded;
+// the best kernel for the CPU. Every op that needs a float32 matrix product calls this.
+void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+              size_t ldc);
+// The portable reference version.
 void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
                   size_t ldc);
 

@@ -21,6 +21,11 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
   }
 }
 
+void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+              size_t ldc) {
+  gemm_f32_ref(M, N, K, A, lda, B, ldb, C, ldc);
+}
+
 namespace {
 
 void half_to_float_n(const float16* in, float* out, size_t n) {
@@ -63,7 +68,7 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
         for (size_t row = begin; row < end;) {
           size_t bi = row / M, i = row % M;
           size_t rows = std::min(M - i, end - row);
-          gemm_f32_ref(rows, N, K, a + a_index[bi] * M * K + i * K, K, b + b_index[bi] * K * N, N,
+          gemm_f32(rows, N, K, a + a_index[bi] * M * K + i * K, K, b + b_index[bi] * K * N, N,
                        out + bi * M * N + i * N, N);
           row += rows;
         }
@@ -86,7 +91,7 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
           half_to_float_n(b + b_index[bi] * K * N, fb.data(), K * N);
           loaded_b = b_index[bi];
         }
-        gemm_f32_ref(rows, N, K, fa.data(), K, fb.data(), N, fc.data(), N);
+        gemm_f32(rows, N, K, fa.data(), K, fb.data(), N, fc.data(), N);
         float_to_half_n(fc.data(), out + bi * M * N + i * N, rows * N);
         row += rows;
       }
