@@ -1,19 +1,47 @@
-// GEMM family: matmul and the matrix products inside other ops.
+// GEMM family: matmul, gemm, linear layers and convolutions as matrix products.
 #pragma once
+#include <limits>
+#include <memory>
+
 #include "graph/op_def.h"
 
 namespace webnn {
 
-// C[M,N] = A[M,K] * B[K,N], row-major with leading dimensions; C is overwritten. Single-threaded;
-// the best kernel for the CPU. Every op that needs a float32 matrix product calls this.
+// Applied to C while each tile is still in registers: bias, then clamp (relu = [0, +inf]).
+struct GemmEpilogue {
+  const float* bias = nullptr;  // per column (N values), or per row (M values) when bias_per_row
+  bool bias_per_row = false;
+  float min = -std::numeric_limits<float>::infinity();
+  float max = std::numeric_limits<float>::infinity();
+  bool active() const { return bias || min > -std::numeric_limits<float>::infinity() ||
+                               max < std::numeric_limits<float>::infinity(); }
+};
+
+// B packed for the active microkernel: NR-column panels spanning all of K ([K][NR] each, zero padded).
+// Constant weights are packed once, at build time.
+struct PackedB {
+  size_t K = 0, N = 0, nr = 0;
+  BufferPtr data;
+  const float* panel(size_t p) const { return reinterpret_cast<const float*>(data->data()) + p * K * nr; }
+};
+// B is [K][N] with row stride ldb, or, when `transposed`, [N][K] with row stride ldb.
+PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed = false);
+
+// C[M][N] (row stride ldc) = A * B, then the epilogue. A is [M][K] (row stride lda), or [K][M] when
+// `transposed_a`. Splits 2-D tiles over `pool` (null: the calling thread only).
+void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, bool transposed_a, const PackedB& B,
+                     float* C, size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool);
+
+// C[M,N] = A[M,K] * B[K,N], row-major with leading dimensions; C is overwritten. Single-threaded.
 void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
               size_t ldc);
-// The portable reference version.
+// The portable reference (plain loops), for tests.
 void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
                   size_t ldc);
 
-// matmul with broadcast batch dims; float32 or float16 (computed in float32).
+// matmul with broadcast batch dims; float32 or float16 (computed in float32). A constant 2-D-batch B
+// (`b_constant` non-null) is packed once here.
 Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, const std::vector<uint32_t>& b_shape,
-                          const std::vector<uint32_t>& out_shape);
+                          const std::vector<uint32_t>& out_shape, const void* b_constant = nullptr);
 
 }  // namespace webnn

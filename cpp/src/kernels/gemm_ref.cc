@@ -1,4 +1,4 @@
-// Portable reference GEMM and matmul.
+// The reference GEMM, and matmul built on the GEMM driver.
 #include <cstring>
 
 #include "kernels/gemm.h"
@@ -21,31 +21,28 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
   }
 }
 
-void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
-              size_t ldc) {
-  gemm_f32_ref(M, N, K, A, lda, B, ldb, C, ldc);
-}
-
 namespace {
 
-void half_to_float_n(const float16* in, float* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(in[i].bits);
-}
-void float_to_half_n(const float* in, float16* out, size_t n) {
-  for (size_t i = 0; i < n; ++i) out[i].bits = float_to_half(in[i]);
+void to_float(const void* in, DataType type, float* out, size_t n) {
+  if (type == DataType::kFloat32) {
+    std::memcpy(out, in, n * sizeof(float));
+    return;
+  }
+  const float16* h = static_cast<const float16*>(in);
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(h[i].bits);
 }
 
 }  // namespace
 
 Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, const std::vector<uint32_t>& b_shape,
-                          const std::vector<uint32_t>& out_shape) {
+                          const std::vector<uint32_t>& out_shape, const void* b_constant) {
   const size_t rank = out_shape.size();
   const size_t M = out_shape[rank - 2], N = out_shape[rank - 1], K = a_shape[a_shape.size() - 1];
   std::vector<uint32_t> batch(out_shape.begin(), out_shape.end() - 2);
   std::vector<uint32_t> a_batch(a_shape.begin(), a_shape.end() - 2), b_batch(b_shape.begin(), b_shape.end() - 2);
   BroadcastLoop loop = make_broadcast_loop(batch, {a_batch, b_batch});
-  // Per output batch: the batch offsets of A and B (in matrices).
-  const size_t batches = element_count(batch);
+  const size_t batches = element_count(batch), b_batches = element_count(b_batch);
+  // Per output batch: which A and B matrices it multiplies.
   std::vector<size_t> a_index(batches), b_index(batches);
   {
     size_t inner = loop.inner(), off[2];
@@ -58,43 +55,44 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
     }
   }
   const bool half = type == DataType::kFloat16;
+  const size_t elem = data_type_size(type);
+
+  auto pack_all = [=](const void* b) {
+    auto packed = std::make_shared<std::vector<PackedB>>(b_batches);
+    std::vector<float> tmp(half ? K * N : 0);
+    for (size_t i = 0; i < b_batches; ++i) {
+      const uint8_t* src = static_cast<const uint8_t*>(b) + i * K * N * elem;
+      if (half) to_float(src, type, tmp.data(), K * N);
+      (*packed)[i] = pack_b_f32(K, N, half ? tmp.data() : reinterpret_cast<const float*>(src), N);
+    }
+    return packed;
+  };
+  std::shared_ptr<std::vector<PackedB>> constant_b = b_constant ? pack_all(b_constant) : nullptr;
+
   return [=](const KernelArgs& args) {
-    const size_t grain = std::max<size_t>(1, (1 << 16) / std::max<size_t>(1, N * K));
-    if (!half) {
-      const float* a = static_cast<const float*>(args.inputs[0]);
-      const float* b = static_cast<const float*>(args.inputs[1]);
-      float* out = static_cast<float*>(args.outputs[0]);
-      args.pool->parallel_for(batches * M, grain, [&](size_t begin, size_t end) {
-        for (size_t row = begin; row < end;) {
-          size_t bi = row / M, i = row % M;
-          size_t rows = std::min(M - i, end - row);
-          gemm_f32(rows, N, K, a + a_index[bi] * M * K + i * K, K, b + b_index[bi] * K * N, N,
-                       out + bi * M * N + i * N, N);
-          row += rows;
-        }
-      });
+    auto packed = constant_b ? constant_b : pack_all(args.inputs[1]);
+    const uint8_t* a = static_cast<const uint8_t*>(args.inputs[0]);
+    uint8_t* out = static_cast<uint8_t*>(args.outputs[0]);
+    auto one_batch = [&](size_t bi, ThreadPool* pool) {
+      const uint8_t* a_mat = a + a_index[bi] * M * K * elem;
+      uint8_t* c_mat = out + bi * M * N * elem;
+      if (!half) {
+        gemm_f32_packed(M, N, K, reinterpret_cast<const float*>(a_mat), K, false, (*packed)[b_index[bi]],
+                        reinterpret_cast<float*>(c_mat), N, GemmEpilogue{}, pool);
+        return;
+      }
+      std::vector<float> fa(M * K), fc(M * N);
+      to_float(a_mat, type, fa.data(), M * K);
+      gemm_f32_packed(M, N, K, fa.data(), K, false, (*packed)[b_index[bi]], fc.data(), N, GemmEpilogue{}, pool);
+      float16* h = reinterpret_cast<float16*>(c_mat);
+      for (size_t i = 0; i < M * N; ++i) h[i].bits = float_to_half(fc[i]);
+    };
+    if (batches == 1) {
+      one_batch(0, args.pool);
       return;
     }
-    const float16* a = static_cast<const float16*>(args.inputs[0]);
-    const float16* b = static_cast<const float16*>(args.inputs[1]);
-    float16* out = static_cast<float16*>(args.outputs[0]);
-    args.pool->parallel_for(batches * M, grain, [&](size_t begin, size_t end) {
-      std::vector<float> fa, fb(K * N), fc;
-      size_t loaded_b = SIZE_MAX;
-      for (size_t row = begin; row < end;) {
-        size_t bi = row / M, i = row % M;
-        size_t rows = std::min(M - i, end - row);
-        fa.resize(rows * K);
-        fc.resize(rows * N);
-        half_to_float_n(a + a_index[bi] * M * K + i * K, fa.data(), rows * K);
-        if (loaded_b != b_index[bi]) {
-          half_to_float_n(b + b_index[bi] * K * N, fb.data(), K * N);
-          loaded_b = b_index[bi];
-        }
-        gemm_f32(rows, N, K, fa.data(), K, fb.data(), N, fc.data(), N);
-        float_to_half_n(fc.data(), out + bi * M * N + i * N, rows * N);
-        row += rows;
-      }
+    args.pool->parallel_for(batches, 1, [&](size_t begin, size_t end) {
+      for (size_t bi = begin; bi < end; ++bi) one_batch(bi, nullptr);
     });
   };
 }

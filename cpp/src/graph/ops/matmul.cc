@@ -22,7 +22,9 @@ std::vector<OperandDescriptor> infer_matmul(const OpView& op) {
 }
 
 Kernel lower_matmul(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_matmul_kernel(outputs[0].data_type, op.operand("a").shape, op.operand("b").shape, outputs[0].shape);
+  const OperandInfo& b = op.info("b");
+  return make_matmul_kernel(outputs[0].data_type, op.operand("a").shape, b.desc.shape, outputs[0].shape,
+                            b.constant_data ? b.constant_data->data() : nullptr);
 }
 
 }  // namespace

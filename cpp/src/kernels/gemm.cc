@@ -1,0 +1,142 @@
+// The GEMM driver: cache blocking, packing and 2-D threading around the active microkernel.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/gemm.h"
+#include "kernels/platform.h"
+#include "runtime/thread_pool.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr size_t kKc = 256;        // K block: a B micro-panel (kKc x NR) stays in L1
+constexpr size_t kMcTarget = 168;  // M block: the packed A block stays in L2
+
+BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
+
+// Packs rows [m0, m0+mc) x cols [k0, k0+kc) of A into MR-row panels ([kc][MR] each, zero padded).
+void pack_a(const float* A, size_t lda, bool transposed, size_t M, size_t m0, size_t mc, size_t k0, size_t kc,
+            size_t mr, float* out) {
+  for (size_t r0 = 0; r0 < mc; r0 += mr) {
+    const size_t rows = std::min(mr, std::min(mc - r0, M - (m0 + r0)));
+    float* panel = out + r0 * kc;
+    if (!transposed) {
+      for (size_t i = 0; i < rows; ++i) {
+        const float* src = A + (m0 + r0 + i) * lda + k0;
+        for (size_t k = 0; k < kc; ++k) panel[k * mr + i] = src[k];
+      }
+    } else {
+      for (size_t k = 0; k < kc; ++k) {
+        const float* src = A + (k0 + k) * lda + m0 + r0;
+        for (size_t i = 0; i < rows; ++i) panel[k * mr + i] = src[i];
+      }
+    }
+    for (size_t i = rows; i < mr; ++i)
+      for (size_t k = 0; k < kc; ++k) panel[k * mr + i] = 0.0f;
+  }
+}
+
+}  // namespace
+
+PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed) {
+  PackedB packed;
+  packed.K = K;
+  packed.N = N;
+  packed.nr = kernel_table().gemm_f32.nr;
+  const size_t nr = packed.nr, panels = (N + nr - 1) / nr;
+  packed.data = float_buffer(panels * K * nr);  // zero-filled: padding columns stay 0
+  float* out = reinterpret_cast<float*>(packed.data->data());
+  for (size_t p = 0; p < panels; ++p) {
+    const size_t n0 = p * nr, cols = std::min(nr, N - n0);
+    float* panel = out + p * K * nr;
+    if (!transposed) {
+      for (size_t k = 0; k < K; ++k) std::memcpy(panel + k * nr, B + k * ldb + n0, cols * sizeof(float));
+    } else {
+      for (size_t j = 0; j < cols; ++j) {
+        const float* src = B + (n0 + j) * ldb;
+        for (size_t k = 0; k < K; ++k) panel[k * nr + j] = src[k];
+      }
+    }
+  }
+  return packed;
+}
+
+void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, bool transposed_a, const PackedB& B,
+                     float* C, size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr;
+  if (B.nr != nr) throw Error(ErrorKind::kUnknownError, "internal: B was packed for another microkernel");
+  if (M == 0 || N == 0) return;
+  const size_t mc = std::max(mr, kMcTarget / mr * mr);
+  const size_t m_blocks = (M + mc - 1) / mc, panels = (N + nr - 1) / nr;
+  // 2-D tiles: M blocks x groups of B panels, enough of them to keep every thread busy.
+  const size_t threads = pool ? size_t(pool->max_threads()) : 1;
+  const size_t flops = M * N * K;
+  const size_t useful_threads = flops < (size_t(1) << 18) ? 1 : threads;
+  const size_t want_tiles = useful_threads > 1 ? useful_threads * 4 : 1;
+  const size_t col_groups = std::min(panels, std::max<size_t>(1, (want_tiles + m_blocks - 1) / m_blocks));
+  const size_t panels_per_group = (panels + col_groups - 1) / col_groups;
+  const size_t groups = (panels + panels_per_group - 1) / panels_per_group;
+  const bool use_epilogue = epilogue.active();
+
+  auto run_tiles = [&](size_t begin, size_t end) {
+    BufferPtr a_buffer = float_buffer(mc * kKc);
+    float* a_packed = reinterpret_cast<float*>(a_buffer->data());
+    alignas(64) float tile[32 * 32];
+    alignas(64) float bias_tile[32];
+    for (size_t t = begin; t < end; ++t) {
+      const size_t mb = t / groups, g = t % groups;
+      const size_t m0 = mb * mc, rows_in_block = std::min(mc, M - m0);
+      const size_t p_begin = g * panels_per_group, p_end = std::min(panels, p_begin + panels_per_group);
+      for (size_t k0 = 0; k0 < K; k0 += kKc) {
+        const size_t kc = std::min(kKc, K - k0);
+        const bool accumulate = k0 > 0, last = k0 + kc == K;
+        pack_a(A, lda, transposed_a, M, m0, rows_in_block, k0, kc, mr, a_packed);
+        for (size_t p = p_begin; p < p_end; ++p) {
+          const float* b_panel = B.panel(p) + k0 * nr;
+          const size_t n0 = p * nr, cols = std::min(nr, N - n0);
+          for (size_t r0 = 0; r0 < rows_in_block; r0 += mr) {
+            const size_t row = m0 + r0, rows = std::min(mr, M - row);
+            float* c = C + row * ldc + n0;
+            GemmTileEpilogue ep{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max};
+            const bool full = rows == mr && cols == nr;
+            if (epilogue.bias) {
+              const float* src = epilogue.bias + (epilogue.bias_per_row ? row : n0);
+              const size_t count = epilogue.bias_per_row ? rows : cols;
+              if (full) {
+                ep.bias = src;
+              } else {
+                std::memcpy(bias_tile, src, count * sizeof(float));
+                ep.bias = bias_tile;
+              }
+            }
+            const GemmTileEpilogue* tile_ep = last && use_epilogue ? &ep : nullptr;
+            const float* a_panel = a_packed + r0 * kc;
+            if (full) {
+              uk.fn(kc, a_panel, b_panel, c, ldc, accumulate, tile_ep);
+              continue;
+            }
+            if (accumulate)
+              for (size_t i = 0; i < rows; ++i) std::memcpy(tile + i * nr, c + i * ldc, cols * sizeof(float));
+            uk.fn(kc, a_panel, b_panel, tile, nr, accumulate, tile_ep);
+            for (size_t i = 0; i < rows; ++i) std::memcpy(c + i * ldc, tile + i * nr, cols * sizeof(float));
+          }
+        }
+      }
+    }
+  };
+  const size_t tiles = m_blocks * groups;
+  if (pool && useful_threads > 1)
+    pool->parallel_for(tiles, 1, run_tiles);
+  else
+    run_tiles(0, tiles);
+}
+
+void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+              size_t ldc) {
+  PackedB packed = pack_b_f32(K, N, B, ldb);
+  gemm_f32_packed(M, N, K, A, lda, false, packed, C, ldc, GemmEpilogue{}, nullptr);
+}
+
+}  // namespace webnn

@@ -1,0 +1,28 @@
+// GEMM microkernels: C[MR x NR] (+)= Apanel[kc][MR] * Bpanel[kc][NR], then the epilogue.
+// One per ISA, picked once at start-up (platform.h).
+#pragma once
+#include <cstddef>
+
+namespace webnn {
+
+// Applied to a finished tile while it is in registers: bias, then clamp to [min, max].
+struct GemmTileEpilogue {
+  const float* bias;   // null, or bias for this tile: per column (NR values) or per row (MR values)
+  bool bias_per_row;
+  float min, max;
+};
+
+using GemmUkernelFn = void (*)(size_t kc, const float* a_panel, const float* b_panel, float* c, size_t ldc,
+                               bool accumulate, const GemmTileEpilogue* epilogue);
+
+struct GemmUkernel {
+  GemmUkernelFn fn;
+  size_t mr, nr;
+  const char* name;
+};
+
+GemmUkernel f32_gemm_4x16_ref();
+GemmUkernel f32_gemm_6x16_avx2();
+GemmUkernel f32_gemm_14x32_avx512();
+
+}  // namespace webnn

@@ -1,0 +1,25 @@
+#include "kernels/platform.h"
+
+namespace webnn {
+
+KernelTable kernel_table_for(CpuIsa isa) {
+  KernelTable t{CpuIsa::kRef, f32_gemm_4x16_ref()};
+#if defined(__x86_64__) || defined(_M_X64)
+  if (isa >= CpuIsa::kAvx2 && detected_isa() >= CpuIsa::kAvx2) {
+    t.isa = CpuIsa::kAvx2;
+    t.gemm_f32 = f32_gemm_6x16_avx2();
+  }
+  if (isa >= CpuIsa::kAvx512 && detected_isa() >= CpuIsa::kAvx512) {
+    t.isa = CpuIsa::kAvx512;
+    t.gemm_f32 = f32_gemm_14x32_avx512();
+  }
+#endif
+  return t;
+}
+
+const KernelTable& kernel_table() {
+  static const KernelTable table = kernel_table_for(active_isa());
+  return table;
+}
+
+}  // namespace webnn
