@@ -346,6 +346,8 @@ py::array new_array_for(const Tensor& tensor) {
 
 }  // namespace
 
+void init_formats(py::module_& m);  // formats.cc: .webnn models
+
 PYBIND11_MODULE(_core, m) {
   m.doc() = "webnn native core";
   {
@@ -366,6 +368,11 @@ PYBIND11_MODULE(_core, m) {
   });
 
   m.def("version", &webnn::version);
+  m.def("detected_isa", &webnn::detected_cpu_isa,
+        "The best CPU ISA level this machine supports: 'ref', 'avx2' or 'avx512'.");
+  m.def("active_isa", &webnn::active_cpu_isa,
+        "The ISA level kernels run at (WEBNN_CPU_ISA can force a lower one).");
+  m.def("gemm_kernel", &webnn::gemm_kernel_name, "The float32 GEMM microkernel in use.");
   m.def("completion_wait", [](int64_t timeout_ms) {
     py::gil_scoped_release release;
     return completions().wait(timeout_ms);
@@ -582,4 +589,6 @@ PYBIND11_MODULE(_core, m) {
         }
         return std::make_shared<PendingFuture<Graph>>(b.build_async(outs));
       });
+
+  init_formats(m);
 }

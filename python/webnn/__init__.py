@@ -28,6 +28,8 @@ from ._api import (
     create_context_async,
     ml,
 )
+from ._compat import MLActivation  # importing it installs the 2022 Working Draft conveniences
+from .formats import load, load_into, save  # .webnn model files
 
 __version__ = _core.version()
 
@@ -35,4 +37,5 @@ __all__ = [
     "ML", "MLContext", "MLContextLostInfo", "MLGraph", "MLGraphBuilder", "MLOperand", "MLOperandDescriptor",
     "MLTensor", "MLTensorDescriptor", "create_context", "create_context_async", "ml",
     "MLError", "DataError", "InvalidStateError", "NotSupportedError", "OperationError", "UnknownError",
+    "MLActivation",
 ]

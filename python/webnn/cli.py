@@ -1,13 +1,164 @@
-"""The ``webnn`` command line tool."""
+"""The ``webnn`` command line tool.
+
+    webnn demo                      classify the bundled digit samples with the bundled model
+    webnn info                      version, CPU ISA level, threads, operation count
+    webnn run [MODEL] [--input name=file.npy ...] [--output-dir D] [--dim name=N ...]
+    webnn bench MODEL [--batch N] [--threads T] [--iterations K] [--warmup W]
+    webnn selftest                  conv2d -> relu -> add against NumPy
+"""
 import argparse
+import os
 import sys
+import time
 
 import numpy as np
 
 import webnn
+from webnn import _core, models
 
 
+class UsageError(Exception):
+    """A mistake in the command line or its files, reported as one line."""
+
+
+# ---------------------------------------------------------------- helpers
+def cpu_isa_levels():
+    """``(active, detected)`` CPU ISA levels of the native kernels ('ref', 'avx2', 'avx512'), or
+    ``(None, None)`` when the native core does not report them."""
+    active = getattr(_core, "active_isa", None)
+    detected = getattr(_core, "detected_isa", None)
+    return (active() if active else None, detected() if detected else None)
+
+
+def _operation_count():
+    return len(_core.op_infos())
+
+
+def _parse_pairs(items, what):
+    """``["a=1", "b=x.npy"]`` -> ``{"a": "1", "b": "x.npy"}``."""
+    pairs = {}
+    for item in items or []:
+        name, sep, value = item.partition("=")
+        if not sep or not name or not value:
+            raise UsageError(f"{what} must look like NAME=VALUE, got '{item}'")
+        if name in pairs:
+            raise UsageError(f"{what} '{name}' is given twice")
+        pairs[name] = value
+    return pairs
+
+
+def _model_dims(summary, batch, dim_args):
+    """Sizes for the model's dynamic dimensions: --dim values, --batch for a dynamic first
+    dimension, 1 for the rest (with a note)."""
+    dims = {}
+    for name, value in _parse_pairs(dim_args, "--dim").items():
+        try:
+            dims[name] = int(value)
+        except ValueError:
+            raise UsageError(f"--dim {name}: '{value}' is not an integer") from None
+        if dims[name] < 1:
+            raise UsageError(f"--dim {name}: the size must be at least 1")
+    dynamic = {}
+    for entry in summary["inputs"]:
+        for index, d in enumerate(entry["shape"]):
+            if isinstance(d, dict):
+                dynamic.setdefault(d["name"], (entry["name"], index, d["max"]))
+    unknown = sorted(set(dims) - set(dynamic))
+    if unknown:
+        names = ", ".join(sorted(dynamic)) or "none"
+        raise UsageError(f"the model has no dynamic dimension '{unknown[0]}' (it has: {names})")
+    if batch is not None:
+        if batch < 1:
+            raise UsageError("--batch must be at least 1")
+        first = [(e["name"], e["shape"][0]) for e in summary["inputs"] if e["shape"]]
+        for input_name, d in first:
+            if isinstance(d, dict):
+                dims.setdefault(d["name"], batch)
+            elif d != batch:
+                raise UsageError(f"input '{input_name}' has a fixed batch size of {d}; "
+                                 f"--batch needs a dynamic first dimension")
+    for name, (input_name, index, maximum) in dynamic.items():
+        if name not in dims:
+            dims[name] = 1
+            print(f"note: dynamic dimension '{name}' of input '{input_name}' set to 1 (use --dim {name}=N)",
+                  file=sys.stderr)
+        if maximum and dims[name] > maximum:
+            raise UsageError(f"dimension '{name}' is at most {maximum}, got {dims[name]}")
+    return dims
+
+
+def _load(path, context, batch=None, dim_args=None):
+    if not os.path.isfile(path):
+        raise UsageError(f"no such model file: {path}")
+    summary = webnn.formats.summary(path)
+    dims = _model_dims(summary, batch, dim_args)
+    return webnn.load(path, context, dims=dims), summary
+
+
+def _random_input(rng, descriptor):
+    dtype = np.dtype(descriptor["dataType"])
+    shape = descriptor["shape"]
+    if dtype.kind == "f":
+        return rng.standard_normal(shape).astype(dtype)
+    return rng.integers(0, 4, size=shape).astype(dtype)  # small values stay valid as indices
+
+
+def _read_inputs(graph, input_args, rng):
+    files = _parse_pairs(input_args, "--input")
+    unknown = sorted(set(files) - set(graph.input_descriptors))
+    if unknown:
+        raise UsageError(f"the model has no input '{unknown[0]}' (inputs: {', '.join(sorted(graph.input_descriptors))})")
+    inputs = {}
+    for name, descriptor in graph.input_descriptors.items():
+        if name not in files:
+            inputs[name] = _random_input(rng, descriptor)
+            continue
+        try:
+            array = np.load(files[name], allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise UsageError(f"--input {name}: cannot read '{files[name]}' as a .npy array ({error})") from None
+        dtype = np.dtype(descriptor["dataType"])
+        if list(array.shape) != list(descriptor["shape"]):
+            raise UsageError(f"--input {name}: the array has shape {list(array.shape)}, the model expects "
+                             f"{descriptor['shape']}")
+        if array.dtype != dtype:
+            if not np.can_cast(array.dtype, dtype, "same_kind"):
+                raise UsageError(f"--input {name}: the array is {array.dtype}, the model expects {dtype}")
+            array = array.astype(dtype)
+        inputs[name] = np.ascontiguousarray(array)
+    return inputs
+
+
+def _describe(array):
+    text = f"{array.dtype} {list(array.shape)}"
+    if array.size and array.dtype.kind in "fiu":
+        values = array.astype(np.float64)
+        finite = values[np.isfinite(values)]
+        if finite.size:
+            text += f"  min {finite.min():.4g}  max {finite.max():.4g}  mean {finite.mean():.4g}"
+        if finite.size != values.size:
+            text += f"  ({values.size - finite.size} non-finite)"
+    return text
+
+
+# ---------------------------------------------------------------- commands
 def _demo(args):
+    """Classifies the bundled handwritten digits with the bundled model."""
+    images, labels = models.digits_samples()
+    context = webnn.create_context()
+    graph = webnn.load(models.DIGITS, context, dims={"batch": len(images)})
+    start = time.perf_counter()
+    probabilities = graph.compute({"x": images})["probs"]
+    elapsed = time.perf_counter() - start
+    predicted = probabilities.argmax(axis=1)
+    accuracy = float(np.mean(predicted == labels))
+    print(f"webnn {webnn.__version__}: the bundled digits model (64-32-10 MLP) on {len(images)} held-out 8x8 images")
+    print(f"accuracy {accuracy:.1%} ({int(np.sum(predicted == labels))}/{len(images)}) in {elapsed * 1e3:.2f} ms")
+    print("first ten: predicted " + " ".join(map(str, predicted[:10])) + " | true " + " ".join(map(str, labels[:10])))
+    return 0 if accuracy >= 0.9 else 1
+
+
+def _selftest(args):
     """Builds conv2d -> relu -> add, runs it on the context timeline and checks it against NumPy."""
     rng = np.random.default_rng(0)
     x = rng.standard_normal((1, 3, 8, 8)).astype(np.float32)
@@ -42,28 +193,173 @@ def _demo(args):
 
 def _info(args):
     context = webnn.ml.create_context()
-    limits = context.op_support_limits()
-    ops = [k for k, v in limits.items() if isinstance(v, dict) and k not in ("input", "constant", "output")]
+    active, detected = cpu_isa_levels()
     print(f"webnn {webnn.__version__}")
+    if active is None:
+        print("cpu isa: not reported by this build")
+    else:
+        print(f"cpu isa: {active}" + (f" (detected {detected})" if detected and detected != active else ""))
+    gemm = getattr(_core, "gemm_kernel", None)
+    if gemm:
+        print(f"gemm kernel: {gemm()}")
     print(f"threads: {context.num_threads}")
-    print(f"operations: {len(ops)}")
+    print(f"operations: {_operation_count()}")
     return 0
 
 
-def main(argv=None):
+def _run(args):
+    if args.model is None:
+        return _demo(args)
+    context = webnn.create_context()
+    graph, summary = _load(args.model, context, dim_args=args.dim)
+    inputs = _read_inputs(graph, args.input, np.random.default_rng(args.seed))
+    start = time.perf_counter()
+    outputs = graph.compute(inputs)
+    elapsed = time.perf_counter() - start
+    ops = summary["ops"]
+    print(f"model '{summary['name']}': {len(summary['inputs'])} input(s), {len(summary['consts'])} constant(s), "
+          f"{len(ops)} operation(s), {len(outputs)} output(s)")
+    for name in sorted(inputs):
+        source = "from file" if name in _parse_pairs(args.input, "--input") else "random"
+        print(f"input  {name}: {_describe(inputs[name])}  ({source})")
+    for name in sorted(outputs):
+        print(f"output {name}: {_describe(outputs[name])}")
+    print(f"ran in {elapsed * 1e3:.2f} ms")
+    if args.output_dir:
+        os.makedirs(args.output_dir, exist_ok=True)
+        for name, array in outputs.items():
+            safe = "".join(c if c.isalnum() or c in "._-" else "_" for c in name)
+            np.save(os.path.join(args.output_dir, safe + ".npy"), array)
+        print(f"saved {len(outputs)} output(s) to {args.output_dir}")
+    return 0
+
+
+class _Progress:
+    """A progress bar on stderr for runs longer than ~2 s: redrawn in place on a terminal, a line
+    per 10% otherwise."""
+
+    def __init__(self, total, stream=None):
+        self.total = total
+        self.stream = stream or sys.stderr
+        self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
+        self.start = time.perf_counter()
+        self.shown = False
+        self.last_step = -1
+        self.last_draw = 0.0
+
+    def update(self, done):
+        now = time.perf_counter()
+        if now - self.start < 2.0:
+            return
+        fraction = done / self.total
+        if self.tty:
+            if now - self.last_draw < 0.1 and done < self.total:
+                return
+            width = 30
+            filled = int(width * fraction)
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total}")
+            self.last_draw = now
+        else:
+            step = int(fraction * 10)
+            if step == self.last_step:
+                return
+            self.last_step = step
+            self.stream.write(f"progress: {done}/{self.total}\n")
+        self.shown = True
+        self.stream.flush()
+
+    def close(self):
+        if self.shown and self.tty:
+            self.stream.write("\n")
+            self.stream.flush()
+
+
+def _bench(args):
+    if args.iterations < 1 or args.warmup < 0:
+        raise UsageError("--iterations must be at least 1 and --warmup at least 0")
+    if args.threads is not None and args.threads < 1:
+        raise UsageError("--threads must be at least 1")
+    context = webnn.create_context(num_threads=args.threads or 0)
+    graph, summary = _load(args.model, context, batch=args.batch, dim_args=args.dim)
+    inputs = _read_inputs(graph, None, np.random.default_rng(0))
+    in_tensors = {}
+    for name, d in graph.input_descriptors.items():
+        in_tensors[name] = context.create_tensor(data_type=d["dataType"], shape=d["shape"], writable=True)
+        context.write_tensor(in_tensors[name], inputs[name])
+    out_tensors = {name: context.create_tensor(data_type=d["dataType"], shape=d["shape"], readable=True)
+                   for name, d in graph.output_descriptors.items()}
+    out_arrays = {name: np.empty(d["shape"], np.dtype(d["dataType"])) for name, d in graph.output_descriptors.items()}
+
+    def once():
+        context.dispatch(graph, in_tensors, out_tensors)
+        for name, tensor in out_tensors.items():
+            context.read_tensor(tensor, out_arrays[name])
+
+    for _ in range(args.warmup):
+        once()
+    progress = _Progress(args.iterations)
+    times = np.empty(args.iterations)
+    for i in range(args.iterations):
+        start = time.perf_counter()
+        once()
+        times[i] = time.perf_counter() - start
+        progress.update(i + 1)
+    progress.close()
+    first = [d["shape"][0] for d in graph.input_descriptors.values() if d["shape"]]
+    batch = args.batch or (first[0] if first else 1)
+    p50, p90, p99 = (np.percentile(times, q) * 1e3 for q in (50, 90, 99))
+    print(f"model '{summary['name']}': batch {batch}, {context.num_threads} thread(s), "
+          f"{args.iterations} iterations after {args.warmup} warm-up")
+    print(f"latency ms: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  mean {times.mean() * 1e3:.3f}")
+    print(f"throughput: {batch * args.iterations / times.sum():.1f} samples/s ({args.iterations / times.sum():.1f} runs/s)")
+    return 0
+
+
+# ---------------------------------------------------------------- entry point
+def _parser():
     parser = argparse.ArgumentParser(prog="webnn", description="WebNN on the CPU")
     commands = parser.add_subparsers(dest="command")
-    commands.add_parser("demo", help="run a small graph and check it against NumPy")
-    commands.add_parser("info", help="print the version, threads and op count")
+    commands.add_parser("demo", help="classify the bundled digit samples with the bundled model")
+    commands.add_parser("info", help="print the version, CPU ISA level, threads and operation count")
+    commands.add_parser("selftest", help="run a small conv2d graph and check it against NumPy")
+
+    run = commands.add_parser("run", help="run a .webnn model once (the bundled demo without MODEL)")
+    run.add_argument("model", nargs="?", help="a .webnn or .json graph (weights beside it)")
+    run.add_argument("--input", action="append", metavar="NAME=FILE.npy", help="an input's data (default: random)")
+    run.add_argument("--output-dir", metavar="DIR", help="save every output as DIR/<name>.npy")
+    run.add_argument("--dim", action="append", metavar="NAME=N", help="the size of a dynamic dimension")
+    run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+
+    bench = commands.add_parser("bench", help="measure a model's latency and throughput")
+    bench.add_argument("model", help="a .webnn or .json graph (weights beside it)")
+    bench.add_argument("--batch", type=int, help="the size of a dynamic first (batch) dimension")
+    bench.add_argument("--threads", type=int, help="intra-op threads (default: all cores)")
+    bench.add_argument("--iterations", type=int, default=50, help="timed runs (default 50)")
+    bench.add_argument("--warmup", type=int, default=5, help="untimed runs first (default 5)")
+    bench.add_argument("--dim", action="append", metavar="NAME=N", help="the size of a dynamic dimension")
+    return parser
+
+
+def main(argv=None):
+    parser = _parser()
     args = parser.parse_args(argv)
-    handlers = {"demo": _demo, "info": _info}
+    handlers = {"demo": _demo, "info": _info, "selftest": _selftest, "run": _run, "bench": _bench}
     if args.command is None:
         parser.print_help()
         return 2
     try:
         return handlers[args.command](args)
-    except (TypeError, ValueError, webnn.MLError) as error:
+    except KeyboardInterrupt:
+        print(f"webnn {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except (UsageError, webnn.MLError, TypeError, ValueError, OSError) as error:
         print(f"webnn {args.command}: error: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:  # noqa: BLE001 - the tool reports, it does not dump a traceback
+        if os.environ.get("WEBNN_DEBUG"):
+            raise
+        print(f"webnn {args.command}: internal error: {type(error).__name__}: {error} "
+              f"(set WEBNN_DEBUG=1 for a traceback)", file=sys.stderr)
         return 1
 
 

@@ -314,5 +314,10 @@ struct OpInfo {
 std::vector<OpInfo> op_infos();
 
 std::string version();
+// CPU dispatch: the best ISA level this machine supports and the one kernels use ("ref", "avx2",
+// "avx512"; WEBNN_CPU_ISA forces a lower level), and the float32 GEMM microkernel in use.
+std::string detected_cpu_isa();
+std::string active_cpu_isa();
+std::string gemm_kernel_name();
 
 }  // namespace webnn

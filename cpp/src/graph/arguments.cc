@@ -118,6 +118,10 @@ Attr convert_argument(const ParamSpec& spec, const Value& value, const std::stri
         throw_type_error(str_cat(prefix, name, " is out of range [", lo, ", ", hi, "]"));
       return out;
     }
+    case ParamKind::kUintOrUintList:
+      if (std::holds_alternative<Number>(value) || std::holds_alternative<bool>(value))
+        return convert_argument({name, ParamKind::kUint}, value, prefix, operand_id);  // an int64_t
+      [[fallthrough]];  // a std::vector<int64_t>
     case ParamKind::kUintList: {
       bool ok = true;
       std::vector<Number> nums = as_numbers(value, &ok);
@@ -126,6 +130,14 @@ Attr convert_argument(const ParamSpec& spec, const Value& value, const std::stri
       for (size_t i = 0; i < nums.size(); ++i)
         if (!enforce_range(nums[i], 0, 4294967295ll, &out[i]))
           throw_type_error(str_cat(prefix, name, "[", i, "] is not an unsigned 32-bit integer"));
+      return out;
+    }
+    case ParamKind::kUintWrapList: {
+      bool ok = true;
+      std::vector<Number> nums = as_numbers(value, &ok);
+      if (!ok) return wrong("a sequence of numbers");
+      std::vector<int64_t> out(nums.size());
+      for (size_t i = 0; i < nums.size(); ++i) wrap_uint32(nums[i], &out[i]);
       return out;
     }
     case ParamKind::kDouble:

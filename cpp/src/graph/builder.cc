@@ -1,6 +1,7 @@
 // MLGraphBuilder: every call validates at once and records a node in the graph IR.
 #include <set>
 
+#include "formats/origins.h"
 #include "graph/arguments.h"
 #include "graph/op_def.h"
 #include "runtime/objects.h"
@@ -251,6 +252,7 @@ Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& ou
   impl_->ir = GraphIR{};
   // Keep operand descriptors readable after build.
   impl_->ir.operands = ir->operands;
+  impl_->ir.nodes = ir->nodes;  // readable for saving the graph (formats/)
   std::map<std::string, int> output_ids;
   for (const auto& [name, op] : outputs) output_ids[name] = op.id();
 
@@ -312,6 +314,12 @@ std::vector<OpInfo> op_infos() {
     out.push_back(std::move(info));
   }
   return out;
+}
+
+// Read access to a builder's graph, for the model writer (formats/model_describe.cc).
+void detail::visit_builder_graph(BuilderImpl* builder, const std::function<void(const GraphIR&)>& visit) {
+  std::lock_guard<std::mutex> lock(builder->mutex);
+  visit(builder->ir);
 }
 
 }  // namespace webnn

@@ -21,6 +21,8 @@ const char* param_kind_name(ParamKind kind) {
     case ParamKind::kDataType: return "data_type";
     case ParamKind::kEnum: return "enum";
     case ParamKind::kEnumList: return "enums";
+    case ParamKind::kUintOrUintList: return "uint_or_uints";
+    case ParamKind::kUintWrapList: return "uints_wrap";
   }
   return "?";
 }

@@ -41,6 +41,8 @@ enum class ParamKind {
   kDataType,         // MLOperandDataType
   kEnum,             // a string enum
   kEnumList,         // sequence of a string enum
+  kUintOrUintList,   // ([EnforceRange] unsigned long or sequence<[EnforceRange] unsigned long>)
+  kUintWrapList,     // sequence<unsigned long> without EnforceRange (each wraps modulo 2^32)
 };
 const char* param_kind_name(ParamKind kind);
 

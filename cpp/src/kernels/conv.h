@@ -1,5 +1,7 @@
 // Convolution family.
 #pragma once
+#include <limits>
+
 #include "graph/op_def.h"
 
 namespace webnn {
@@ -11,12 +13,17 @@ struct Conv2dParams {
   size_t stride_h, stride_w, dilation_h, dilation_w;
   size_t pad_top, pad_left;
   size_t groups;
-  bool nhwc;                // input and output layout
+  bool nhwc;                  // input and output layout
   std::string filter_layout;  // oihw | hwio | ohwi | ihwo
   bool has_bias;
+  // A fused activation: the result is clamped to [min, max] (relu: [0, inf]).
+  float activation_min = -std::numeric_limits<float>::infinity();
+  float activation_max = std::numeric_limits<float>::infinity();
 };
 
-// conv2d for float32/float16 (computed in float32); inputs: input, filter[, bias].
-Kernel make_conv2d_kernel(DataType type, const Conv2dParams& params);
+// conv2d for float32/float16 (computed in float32); inputs: input, filter[, bias]. A constant filter
+// (and bias) given here is reordered and packed once.
+Kernel make_conv2d_kernel(DataType type, const Conv2dParams& params, const void* filter_constant = nullptr,
+                          const void* bias_constant = nullptr);
 
 }  // namespace webnn

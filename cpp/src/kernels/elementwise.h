@@ -1,15 +1,33 @@
-// Element-wise kernel family: binary ops with broadcasting, unary ops.
+// Element-wise kernel family: broadcasting binary ops, predicates (uint8 0/1 results), where,
+// unary ops.
 #pragma once
 #include "graph/op_def.h"
 
 namespace webnn {
 
-enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow };
+// out = op(a, b), a and b broadcast to out_shape; all of `type`. kPrelu: a is the input, b the slope.
+enum class BinaryOp { kAdd, kSub, kMul, kDiv, kMax, kMin, kPow, kPrelu };
 Kernel make_binary_kernel(BinaryOp op, DataType type, const std::vector<uint32_t>& a_shape,
                           const std::vector<uint32_t>& b_shape, const std::vector<uint32_t>& out_shape);
 
-enum class UnaryOp { kRelu };
-Kernel make_unary_kernel(UnaryOp op, DataType type, size_t count);
+// out = op(a, b) as uint8 0/1, a and b (of `input_type`) broadcast to out_shape. The logical ops
+// read any non-zero value as true.
+enum class BinaryPredicate {
+  kEqual, kNotEqual, kGreater, kGreaterOrEqual, kLesser, kLesserOrEqual,
+  kLogicalAnd, kLogicalOr, kLogicalXor,
+};
+Kernel make_binary_predicate_kernel(BinaryPredicate op, DataType input_type, const std::vector<uint32_t>& a_shape,
+                                    const std::vector<uint32_t>& b_shape, const std::vector<uint32_t>& out_shape);
+
+// out = op(a) as uint8 0/1, same shape.
+enum class UnaryPredicate { kLogicalNot, kIsNaN, kIsInfinite };
+Kernel make_unary_predicate_kernel(UnaryPredicate op, DataType input_type, const std::vector<uint32_t>& shape);
+
+// out = condition != 0 ? true_value : false_value, the three broadcast to out_shape; condition is
+// uint8, the values and the output `type`.
+Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_shape,
+                         const std::vector<uint32_t>& true_shape, const std::vector<uint32_t>& false_shape,
+                         const std::vector<uint32_t>& out_shape);
 
 // Copies `bytes` (used by identity-like ops that cannot alias).
 Kernel make_copy_kernel(size_t bytes);

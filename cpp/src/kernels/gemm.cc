@@ -68,10 +68,34 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, b
   const size_t mr = uk.mr, nr = uk.nr;
   if (B.nr != nr) throw Error(ErrorKind::kUnknownError, "internal: B was packed for another microkernel");
   if (M == 0 || N == 0) return;
+  const size_t threads_available = pool ? size_t(pool->max_threads()) : 1;
+  if (M <= kGemvMaxRows && !transposed_a) {
+    // Small M: stream each B panel once, no A packing (GEMV when M = 1).
+    const size_t panels = (N + nr - 1) / nr;
+    auto run_panels = [&](size_t begin, size_t end) {
+      alignas(64) float tile[kGemvMaxRows * 32];
+      for (size_t p = begin; p < end; ++p) {
+        const size_t n0 = p * nr, cols = std::min(nr, N - n0);
+        uk.gemv(M, K, A, lda, B.panel(p), tile, nr);
+        for (size_t i = 0; i < M; ++i) {
+          float* c = C + i * ldc + n0;
+          for (size_t j = 0; j < cols; ++j) {
+            float v = tile[i * nr + j];
+            if (epilogue.bias) v += epilogue.bias[epilogue.bias_per_row ? i : n0 + j];
+            c[j] = std::min(std::max(v, epilogue.min), epilogue.max);  // keeps NaN
+          }
+        }
+      }
+    };
+    const size_t grain = std::max<size_t>(1, (size_t(1) << 16) / std::max<size_t>(1, K * nr * M));
+    if (pool && threads_available > 1 && panels > grain) pool->parallel_for(panels, grain, run_panels);
+    else run_panels(0, panels);
+    return;
+  }
   const size_t mc = std::max(mr, kMcTarget / mr * mr);
   const size_t m_blocks = (M + mc - 1) / mc, panels = (N + nr - 1) / nr;
   // 2-D tiles: M blocks x groups of B panels, enough of them to keep every thread busy.
-  const size_t threads = pool ? size_t(pool->max_threads()) : 1;
+  const size_t threads = threads_available;
   const size_t flops = M * N * K;
   const size_t useful_threads = flops < (size_t(1) << 18) ? 1 : threads;
   const size_t want_tiles = useful_threads > 1 ? useful_threads * 4 : 1;

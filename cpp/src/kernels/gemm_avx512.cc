@@ -53,9 +53,31 @@ void ukernel(size_t kc, const float* a, const float* b, float* c, size_t ldc, bo
   }
 }
 
+// Rows of A against one B panel; two accumulator sets (even/odd k) hide the FMA latency.
+void gemv(size_t m, size_t kc, const float* a, size_t lda, const float* b, float* c, size_t ldc) {
+  for (size_t i = 0; i < m; ++i) {
+    const float* ai = a + i * lda;
+    __m512 e0 = _mm512_setzero_ps(), e1 = _mm512_setzero_ps(), o0 = _mm512_setzero_ps(), o1 = _mm512_setzero_ps();
+    size_t k = 0;
+    for (; k + 1 < kc; k += 2) {
+      const float* bk = b + k * NR;
+      e0 = _mm512_fmadd_ps(_mm512_set1_ps(ai[k]), _mm512_load_ps(bk), e0);
+      e1 = _mm512_fmadd_ps(_mm512_set1_ps(ai[k]), _mm512_load_ps(bk + 16), e1);
+      o0 = _mm512_fmadd_ps(_mm512_set1_ps(ai[k + 1]), _mm512_load_ps(bk + NR), o0);
+      o1 = _mm512_fmadd_ps(_mm512_set1_ps(ai[k + 1]), _mm512_load_ps(bk + NR + 16), o1);
+    }
+    if (k < kc) {
+      e0 = _mm512_fmadd_ps(_mm512_set1_ps(ai[k]), _mm512_load_ps(b + k * NR), e0);
+      e1 = _mm512_fmadd_ps(_mm512_set1_ps(ai[k]), _mm512_load_ps(b + k * NR + 16), e1);
+    }
+    _mm512_storeu_ps(c + i * ldc, _mm512_add_ps(e0, o0));
+    _mm512_storeu_ps(c + i * ldc + 16, _mm512_add_ps(e1, o1));
+  }
+}
+
 }  // namespace
 
-GemmUkernel f32_gemm_14x32_avx512() { return {ukernel, MR, NR, "f32_gemm_14x32_avx512"}; }
+GemmUkernel f32_gemm_14x32_avx512() { return {ukernel, MR, NR, "f32_gemm_14x32_avx512", gemv}; }
 
 }  // namespace webnn
 

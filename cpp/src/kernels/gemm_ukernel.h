@@ -15,10 +15,17 @@ struct GemmTileEpilogue {
 using GemmUkernelFn = void (*)(size_t kc, const float* a_panel, const float* b_panel, float* c, size_t ldc,
                                bool accumulate, const GemmTileEpilogue* epilogue);
 
+// Small M (at most 4 rows of A, given unpacked with row stride lda) against one packed B panel:
+// C[m x NR] = A[m x kc] * Bpanel[kc][NR] (overwritten; no epilogue). For M=1 this is GEMV.
+using GemvUkernelFn = void (*)(size_t m, size_t kc, const float* a, size_t lda, const float* b_panel, float* c,
+                               size_t ldc);
+constexpr size_t kGemvMaxRows = 4;
+
 struct GemmUkernel {
   GemmUkernelFn fn;
   size_t mr, nr;
   const char* name;
+  GemvUkernelFn gemv;
 };
 
 GemmUkernel f32_gemm_4x16_ref();

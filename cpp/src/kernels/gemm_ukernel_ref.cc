@@ -28,8 +28,17 @@ void ukernel(size_t kc, const float* a, const float* b, float* c, size_t ldc, bo
   }
 }
 
+void gemv(size_t m, size_t kc, const float* a, size_t lda, const float* b, float* c, size_t ldc) {
+  for (size_t i = 0; i < m; ++i) {
+    float acc[NR] = {};
+    for (size_t k = 0; k < kc; ++k)
+      for (size_t j = 0; j < NR; ++j) acc[j] += a[i * lda + k] * b[k * NR + j];
+    for (size_t j = 0; j < NR; ++j) c[i * ldc + j] = acc[j];
+  }
+}
+
 }  // namespace
 
-GemmUkernel f32_gemm_4x16_ref() { return {ukernel, MR, NR, "f32_gemm_4x16_ref"}; }
+GemmUkernel f32_gemm_4x16_ref() { return {ukernel, MR, NR, "f32_gemm_4x16_ref", gemv}; }
 
 }  // namespace webnn

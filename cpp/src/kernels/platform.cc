@@ -1,5 +1,7 @@
 #include "kernels/platform.h"
 
+#include <webnn/webnn.h>
+
 namespace webnn {
 
 KernelTable kernel_table_for(CpuIsa isa) {
@@ -21,5 +23,9 @@ const KernelTable& kernel_table() {
   static const KernelTable table = kernel_table_for(active_isa());
   return table;
 }
+
+std::string detected_cpu_isa() { return isa_name(detected_isa()); }
+std::string active_cpu_isa() { return isa_name(kernel_table().isa); }
+std::string gemm_kernel_name() { return kernel_table().gemm_f32.name; }
 
 }  // namespace webnn

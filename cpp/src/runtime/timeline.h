@@ -21,6 +21,18 @@ class Timeline {
   void submit(std::function<void()> task);
   // Runs `task` at once on the caller when nothing is queued or running; otherwise queues it.
   void run_or_submit(std::function<void()> task);
+  // Runs `fn` at once on the caller and returns true when nothing is queued or running (it then
+  // holds the timeline's place, so it is in order); returns false, running nothing, otherwise.
+  template <class F>
+  bool run_if_idle(F&& fn) {
+    if (!try_begin_inline()) return false;
+    struct End {
+      Timeline* timeline;
+      ~End() { timeline->end_inline(); }
+    } end{this};
+    fn();
+    return true;
+  }
   // Blocks until `done()` holds, running queued tasks on this thread when the worker is not.
   void help_until(const std::function<bool()>& done);
   // Wakes threads in help_until (call after settling a future outside the timeline).
@@ -28,6 +40,8 @@ class Timeline {
 
  private:
   struct State;
+  bool try_begin_inline();
+  void end_inline();
   static void worker_loop(std::shared_ptr<State> state);
   std::shared_ptr<State> state_;
   std::thread worker_;

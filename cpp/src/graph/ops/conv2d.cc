@@ -79,7 +79,11 @@ std::vector<OperandDescriptor> infer_conv2d(const OpView& op) {
 }
 
 Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_conv2d_kernel(outputs[0].data_type, conv2d_shape(op).params);
+  const OperandInfo& filter = op.info("filter");
+  const OperandInfo* bias = op.has("bias") ? &op.info("bias") : nullptr;
+  return make_conv2d_kernel(outputs[0].data_type, conv2d_shape(op).params,
+                            filter.constant_data ? filter.constant_data->data() : nullptr,
+                            bias && bias->constant_data ? bias->constant_data->data() : nullptr);
 }
 
 }  // namespace

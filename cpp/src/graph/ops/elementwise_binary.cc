@@ -1,5 +1,5 @@
 // Element-wise binary ops with bidirectional broadcasting: add, sub, mul, div, max, min, pow.
-#include "graph/op_def.h"
+#include "graph/ops/broadcasting.h"
 #include "kernels/elementwise.h"
 
 namespace webnn {
@@ -7,12 +7,7 @@ namespace webnn {
 namespace {
 
 std::vector<OperandDescriptor> infer_binary(const OpView& op) {
-  const auto& a = op.operand("a");
-  const auto& b = op.operand("b");
-  std::vector<uint32_t> shape;
-  if (!broadcast_shapes(a.shape, b.shape, &shape))
-    op.fail(str_cat("shapes ", shape_to_string(a.shape), " and ", shape_to_string(b.shape), " do not broadcast"));
-  return {{a.data_type, shape}};
+  return {{op.operand("a").data_type, broadcast_operand_shapes(op, {"a", "b"})}};
 }
 
 template <BinaryOp Op>
@@ -21,12 +16,13 @@ Kernel lower_binary(const OpView& op, const std::vector<OperandDescriptor>& outp
                             outputs[0].shape);
 }
 
+// Every binary op allows any dtype for a, b the same as a, and any rank.
 template <BinaryOp Op>
-OpDef binary_def(const char* name, DataTypeSet types) {
+OpDef binary_def(const char* name) {
   return OpDef{name,
                {{"a", ParamKind::kOperand}, {"b", ParamKind::kOperand}},
                {},
-               {{"a", types, 0, kAnyRank}, {"b", types, 0, kAnyRank, "a"}, {"output", types, 0, kAnyRank}},
+               {{"a", kAnyType, 0, kAnyRank}, {"b", kAnyType, 0, kAnyRank, "a"}, {"output", kAnyType, 0, kAnyRank}},
                infer_binary,
                lower_binary<Op>};
 }
@@ -34,11 +30,31 @@ OpDef binary_def(const char* name, DataTypeSet types) {
 }  // namespace
 
 const OpDef& add_op() {
-  static const OpDef def = binary_def<BinaryOp::kAdd>("add", kAnyType);
+  static const OpDef def = binary_def<BinaryOp::kAdd>("add");
+  return def;
+}
+const OpDef& div_op() {
+  static const OpDef def = binary_def<BinaryOp::kDiv>("div");
+  return def;
+}
+const OpDef& max_op() {
+  static const OpDef def = binary_def<BinaryOp::kMax>("max");
+  return def;
+}
+const OpDef& min_op() {
+  static const OpDef def = binary_def<BinaryOp::kMin>("min");
   return def;
 }
 const OpDef& mul_op() {
-  static const OpDef def = binary_def<BinaryOp::kMul>("mul", kAnyType);
+  static const OpDef def = binary_def<BinaryOp::kMul>("mul");
+  return def;
+}
+const OpDef& pow_op() {
+  static const OpDef def = binary_def<BinaryOp::kPow>("pow");
+  return def;
+}
+const OpDef& sub_op() {
+  static const OpDef def = binary_def<BinaryOp::kSub>("sub");
   return def;
 }
 

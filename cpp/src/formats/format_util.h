@@ -1,0 +1,60 @@
+// Helpers shared by the .webnn readers and writers.
+#pragma once
+#include <webnn/model.h>
+
+#include <optional>
+#include <string>
+
+#include "core/common.h"
+
+namespace webnn::formats {
+
+// Nesting limit for arrays and JSON values, so that hostile files cannot exhaust the stack.
+constexpr int kMaxNesting = 64;
+// The most bytes one @scalar constant may expand to.
+constexpr uint64_t kMaxScalarFillBytes = uint64_t(1) << 28;
+
+// A DataError whose message starts with where the problem is. Bytes that are not UTF-8 (from a
+// corrupt file) are shown as \xNN.
+[[noreturn]] void fail(const std::string& where, const std::string& message);
+// "file, line N" (or just the file when the line is unknown).
+std::string at_line(const std::string& source, int line);
+
+// Data type names: the text form's short ones (f32, i8, ...) and the long ones (float32, ...).
+const char* short_type_name(DataType type);
+// Accepts short names, long names and the capitalised forms some converters write ("Float32").
+std::optional<DataType> parse_any_type_name(const std::string& name);
+bool is_4bit_type_name(const std::string& name);
+
+bool is_valid_utf8(const std::string& s);
+
+// Identifiers of the text form: [A-Za-z_/$][A-Za-z0-9_./]*.
+bool is_identifier(const std::string& s);
+bool is_keyword(const std::string& s);
+// `s` quoted and escaped as a string literal (JSON-compatible).
+std::string quote(const std::string& s);
+// An identifier as is, anything else quoted.
+std::string name_token(const std::string& s);
+
+// Numbers that read back exactly: integers as integers, floats in their shortest round-trip
+// form with a '.' or exponent, `inf`, `-inf` and `nan` for the others.
+std::string format_number(const Number& n);
+std::string format_double(double d);
+// Parses a decimal literal (the text form's and JSON's): integers exactly, others as doubles.
+std::optional<Number> parse_number(const std::string& token);
+
+// Element count and byte length with overflow checks; nullopt when the shape is not valid for
+// this engine (zero dimension, too many elements).
+std::optional<uint64_t> checked_byte_length(DataType type, const std::vector<uint32_t>& shape);
+
+// Whole-file read and write; throws DataError naming the file.
+std::string read_file(const std::string& path);
+void write_file(const std::string& path, const std::string& bytes);
+bool file_exists(const std::string& path);
+
+// Path helpers: the directory (with a trailing '/', or empty) and the stem without extension.
+std::string dir_of(const std::string& path);
+std::string stem_of(const std::string& path);
+bool ends_with(const std::string& s, const std::string& suffix);
+
+}  // namespace webnn::formats

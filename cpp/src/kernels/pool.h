@@ -1,0 +1,20 @@
+// 2-D pooling family: averagePool2d, l2Pool2d, maxPool2d. Window positions outside the input
+// (padding) are skipped: average divides by the in-bounds count. A window with no in-bounds
+// element gives 0 (average, l2) or the type's lowest value (max, -inf for floats).
+#pragma once
+#include "graph/op_def.h"
+
+namespace webnn {
+
+enum class PoolOp { kAverage, kL2, kMax };
+
+struct Pool2dParams {
+  size_t batch, channels, in_h, in_w, out_h, out_w;
+  size_t window_h, window_w, stride_h, stride_w, dilation_h, dilation_w;
+  size_t pad_top, pad_left;
+  bool nhwc;  // input and output layout
+};
+
+Kernel make_pool2d_kernel(PoolOp op, DataType type, const Pool2dParams& params);
+
+}  // namespace webnn

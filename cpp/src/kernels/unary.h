@@ -1,0 +1,54 @@
+// Unary kernel family: element-wise math, activations, clamp and cast. Every kernel maps
+// element i of the input to element i of the output (same element count).
+#pragma once
+#include "graph/op_def.h"
+
+namespace webnn {
+
+enum class UnaryOp {
+  // element-wise unary
+  kAbs, kCeil, kCos, kErf, kExp, kFloor, kLog, kNeg, kReciprocal, kRoundEven, kSign, kSin, kSqrt, kTan,
+  // activations
+  kElu, kGelu, kHardSigmoid, kHardSwish, kLeakyRelu, kLinear, kRelu, kSigmoid, kSoftplus, kSoftsign, kTanh,
+};
+
+// Scalar options of the activations, already cast to the input's data type.
+struct UnaryParams {
+  float alpha = 0;
+  float beta = 0;
+};
+
+// `type` must be one the op allows (the builder has checked it against the op's limits).
+Kernel make_unary_kernel(UnaryOp op, DataType type, size_t count, UnaryParams params = {});
+
+// min(max(x, min_value), max_value), with the bounds already cast to `type` (raw bytes of one
+// element each). A NaN bound never clamps.
+Kernel make_clamp_kernel(DataType type, size_t count, const void* min_value, const void* max_value);
+
+// The cast() operation from `from` to `to`.
+Kernel make_cast_kernel(DataType from, DataType to, size_t count);
+
+// ---- OpDef helpers shared by the unary-shaped ops (same shape and data type as "input").
+
+inline std::vector<OperandDescriptor> infer_same_as_input(const OpView& op) { return {op.operand("input")}; }
+
+// Reads the optional alpha/beta options of `op` and casts them to `type` (CR-scalars).
+UnaryParams unary_params(const OpView& op, DataType type);
+
+template <UnaryOp Op>
+Kernel lower_unary(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
+  DataType type = outputs[0].data_type;
+  return make_unary_kernel(Op, type, outputs[0].element_count(), unary_params(op, type));
+}
+
+template <UnaryOp Op>
+OpDef unary_op_def(const char* name, DataTypeSet types, std::vector<ParamSpec> options = {}) {
+  return OpDef{name,
+               {{"input", ParamKind::kOperand}},
+               std::move(options),
+               {{"input", types, 0, kAnyRank}, {"output", types, 0, kAnyRank}},
+               infer_same_as_input,
+               lower_unary<Op>};
+}
+
+}  // namespace webnn

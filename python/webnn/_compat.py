@@ -1,0 +1,559 @@
+"""Conveniences for code written against the 2022-05-20 Working Draft of WebNN.
+
+The current spec removed or renamed several 2022 APIs (see the spec digest, §4). This module
+accepts those forms and lowers each one to the current API at build time, so the graph holds
+only current-spec operations. Every call that is valid in the current spec behaves exactly as
+without this module: a convenience applies only to a form the current spec rejects.
+
+- ``builder.squeeze(input, axes=None)``: lowered to ``reshape``.
+- ``builder.relu()``, ``builder.clamp(min_value=0)``, ... called without an input return an
+  :class:`MLActivation` (the 2022 ``MLOperator``). The ``activation`` option of ``conv2d``,
+  ``convTranspose2d`` and ``batchNormalization`` applies one to the op's result; the
+  ``activations`` option of ``gru``/``gruCell`` (and ``lstm``/``lstmCell``) accepts them where they
+  map to an ``MLRecurrentNetworkActivation`` name.
+- ``softplus(input, steepness=s)``: ``softplus(s·x)/s``.
+- ``autoPad`` ("explicit", "same-upper", "same-lower") on ``conv2d``, ``convTranspose2d`` and the
+  three pooling ops: resolved to explicit ``padding`` from the shapes.
+- ``roundingType`` on pooling: the old name of ``outputShapeRounding``.
+- Descriptors written ``{"type": ..., "dimensions": ...}`` (handled by
+  ``_api.normalize_descriptor``); a 2022 descriptor without ``dimensions`` is a scalar.
+- ``constant(value, type="float32")``: the 2022 argument order.
+- ``graph.compute(inputs, outputs)`` and ``context.compute(graph, inputs, outputs)``: fill
+  preallocated NumPy arrays, as the 2022 ``compute`` did.
+
+Importing the module installs them (``webnn/__init__.py`` does).
+"""
+import math
+
+import numpy as np
+
+from . import _api, _core
+from ._api import MLContext, MLGraph, MLGraphBuilder, MLOperand, snake_case
+
+_INFOS = {info["name"]: info for info in _core.op_infos()}
+_AUTO_PAD_MODES = ("explicit", "same-upper", "same-lower")
+_RECURRENT_ACTIVATIONS = ("relu", "sigmoid", "tanh")
+ACTIVATION_OPS = ("clamp", "elu", "gelu", "hardSigmoid", "hardSwish", "leakyRelu", "linear", "relu", "sigmoid",
+                  "softplus", "softsign", "tanh")
+# Options an op gains here, with their accepted spellings.
+_COMPAT_OPTIONS = {
+    "activation": ("activation",),
+    "autoPad": ("autoPad", "auto_pad"),
+    "roundingType": ("roundingType", "rounding_type"),
+    "steepness": ("steepness",),
+}
+# Filter dims (kH, kW) per filter layout.
+_FILTER_HW = {"oihw": (2, 3), "hwio": (0, 1), "ohwi": (1, 2), "ihwo": (1, 2), "iohw": (2, 3), "hwoi": (0, 1)}
+
+
+def _prefix(op, label):
+    return f"[{label}] {op}: " if label else f"{op}: "
+
+
+# ---------------------------------------------------------------- MLActivation
+class MLActivation:
+    """An activation not yet applied to an operand: the 2022 draft's ``MLOperator``.
+
+    Created by calling an activation method without an input, e.g. ``builder.relu()`` or
+    ``builder.leaky_relu(alpha=0.2)``. Pass it as the ``activation`` option of ``conv2d``,
+    ``conv_transpose2d`` or ``batch_normalization`` (the op is built, then the activation applied
+    to its result), or in the ``activations`` list of ``gru``/``gru_cell``. Option values are
+    validated when it is applied. ``apply(operand)`` applies it directly.
+    """
+
+    __slots__ = ("_builder", "name", "options", "label")
+
+    def __init__(self, builder, name, options, label=""):
+        self._builder = builder
+        self.name = name
+        self.options = dict(options)
+        self.label = label
+
+    def __repr__(self):
+        return f"MLActivation({self.name!r}, {self.options!r})"
+
+    def apply(self, operand, label=""):
+        """Applies the activation to ``operand`` (an operand of the same builder)."""
+        return getattr(self._builder, snake_case(self.name))(operand, label=self.label or label, **self.options)
+
+    def _check_builder(self, builder, op, label):
+        if self._builder is not builder:
+            raise TypeError(_prefix(op, label) + f"the {self.name} activation was created by another MLGraphBuilder")
+
+
+# ---------------------------------------------------------------- argument parsing
+class _Call:
+    """One builder-method call split into positional arguments, argument keywords, options
+    (spec names) and the 2022 options this module handles (in ``compat``)."""
+
+    def __init__(self, op, args, keywords, label, compat_names):
+        info = _INFOS[op]
+        self.op = op
+        self.params = [p["name"] for p in info["arguments"]]
+        self.defaults = {p["name"]: p["default"] for p in info["options"] if p["has_default"]}
+        option_by_key = {}
+        for p in info["options"]:
+            option_by_key[p["name"]] = option_by_key[snake_case(p["name"])] = p["name"]
+        compat_by_key = {key: name for name in compat_names for key in _COMPAT_OPTIONS[name]}
+        arg_keys = set(self.params) | {snake_case(p) for p in self.params}
+        self.positional = list(args)
+        self.arg_keywords = {}
+        self.options = {}
+        self.compat = {}
+        self.label = label
+
+        def take(key, value):
+            if key in compat_by_key:
+                self.compat[compat_by_key[key]] = value
+            else:
+                self.options[option_by_key.get(key, key)] = value
+
+        if len(self.positional) == len(self.params) + 1 and (
+                isinstance(self.positional[-1], dict) or self.positional[-1] is None):
+            for key, value in (self.positional.pop() or {}).items():
+                if key == "label":
+                    self.label = value
+                else:
+                    take(key, value)
+        for key, value in keywords.items():
+            if key in arg_keys:
+                self.arg_keywords[key] = value
+            else:
+                take(key, value)
+
+    def arg(self, name):
+        index = self.params.index(name)
+        if index < len(self.positional):
+            return self.positional[index]
+        return self.arg_keywords.get(name, self.arg_keywords.get(snake_case(name)))
+
+    def option(self, name):
+        return self.options.get(name, self.defaults.get(name))
+
+    def fail(self, message):
+        raise TypeError(_prefix(self.op, self.label if isinstance(self.label, str) else "") + message)
+
+    def invoke(self, builder, method):
+        return method(builder, *self.positional, label=self.label, **self.arg_keywords, **self.options)
+
+
+def _int_list(value, length, minimum=1):
+    """``value`` as a list of ``length`` ints >= ``minimum``, or None when it is not one (the op
+    itself then reports the problem)."""
+    try:
+        items = [int(v) for v in value]
+        exact = all(v == w for v, w in zip(items, value))
+    except (TypeError, ValueError, OverflowError):
+        return None
+    if not exact or len(items) != length or any(v < minimum for v in items):
+        return None
+    return items
+
+
+# ---------------------------------------------------------------- autoPad and roundingType
+def _split_padding(mode, total):
+    """(begin, end) of ``total`` padding: "same-upper" puts the odd one at the end."""
+    total = max(0, total)
+    small, large = total // 2, total - total // 2
+    return (small, large) if mode == "same-upper" else (large, small)
+
+
+def _same_padding(mode, size, effective_window, stride):
+    """The 2022 "same" padding of conv2d and pooling: the output size is ceil(size / stride)."""
+    out = -(-size // stride)
+    return _split_padding(mode, (out - 1) * stride + effective_window - size)
+
+
+def _spatial(shape, layout):
+    return (shape[1], shape[2]) if layout == "nhwc" else (shape[2], shape[3])
+
+
+def _auto_pad_geometry(call):
+    """(input H/W, window H/W, strides, dilations) of a conv or pool call, or None when an
+    argument is malformed (the op then reports it)."""
+    source = call.arg("input")
+    if not isinstance(source, MLOperand) or len(source.shape) != 4:
+        return None
+    strides = _int_list(call.option("strides"), 2)
+    dilations = _int_list(call.option("dilations"), 2)
+    if strides is None or dilations is None:
+        return None
+    if "filter" in call.params:
+        layout = call.option("inputLayout")
+        filter_ = call.arg("filter")
+        hw = _FILTER_HW.get(call.option("filterLayout"))
+        if not isinstance(filter_, MLOperand) or len(filter_.shape) != 4 or hw is None:
+            return None
+        window = (filter_.shape[hw[0]], filter_.shape[hw[1]])
+    else:
+        layout = call.option("layout")
+        window = call.options.get("windowDimensions")
+        window = _spatial(source.shape, layout) if window is None else _int_list(window, 2)
+        if window is None:
+            return None
+    if layout not in ("nchw", "nhwc"):
+        return None
+    return _spatial(source.shape, layout), window, strides, dilations
+
+
+def _resolve_auto_pad(builder, call):
+    """``autoPad``: "same-upper"/"same-lower" replace ``padding`` with the 2022 draft's automatic
+    padding (conv2d, pooling: output = ceil(input / stride); convTranspose2d: output =
+    input · stride, or ``outputSizes`` when given). "explicit" keeps ``padding``."""
+    mode = call.compat.pop("autoPad", "explicit")
+    if mode is None or mode == "explicit":
+        return
+    if mode not in _AUTO_PAD_MODES:
+        call.fail(f"autoPad must be one of {', '.join(_AUTO_PAD_MODES)}, got {mode!r}")
+    geometry = _auto_pad_geometry(call)
+    if geometry is None:
+        return
+    sizes, window, strides, dilations = geometry
+    effective = [(k - 1) * d + 1 for k, d in zip(window, dilations)]
+    padding = []
+    if call.op == "convTranspose2d":
+        output_sizes = call.options.get("outputSizes")
+        output_padding = _int_list(call.option("outputPadding"), 2, minimum=0)
+        if output_sizes is not None:
+            output_sizes = _int_list(output_sizes, 2)
+        if (output_sizes is None) == ("outputSizes" in call.options) or output_padding is None:
+            return
+        for axis in range(2):
+            size, stride = sizes[axis], strides[axis]
+            natural = (size - 1) * stride + effective[axis]
+            if output_sizes is not None:
+                padding += _split_padding(mode, natural - output_sizes[axis])
+                continue
+            total = natural + output_padding[axis] - size * stride
+            if total < 0:  # too little window for "same": the output padding supplies the rest
+                output_padding[axis] -= total
+            padding += _split_padding(mode, total)
+        if output_sizes is None:
+            call.options["outputPadding"] = output_padding
+    else:
+        for axis in range(2):
+            padding += _same_padding(mode, sizes[axis], effective[axis], strides[axis])
+    call.options["padding"] = padding
+
+
+def _resolve_rounding_type(builder, call):
+    """``roundingType``: the 2022 name of ``outputShapeRounding``."""
+    if "roundingType" not in call.compat:
+        return
+    value = call.compat.pop("roundingType")
+    current = call.options.get("outputShapeRounding")
+    if current is not None and current != value:
+        call.fail(f"roundingType ({value!r}) and outputShapeRounding ({current!r}) disagree")
+    call.options["outputShapeRounding"] = value
+
+
+# ---------------------------------------------------------------- activations
+def _has_activation_objects(call):
+    items = call.options.get("activations")
+    return isinstance(items, (list, tuple)) and any(isinstance(a, MLActivation) for a in items)
+
+
+def _convert_recurrent_activations(builder, call):
+    """``activations`` of the recurrent ops: MLActivation items become their names."""
+    if not _has_activation_objects(call):
+        return
+    names = []
+    for item in call.options["activations"]:
+        if isinstance(item, MLActivation):
+            item._check_builder(builder, call.op, call.label)
+            if item.name not in _RECURRENT_ACTIVATIONS or item.options:
+                call.fail(f"the activation {item!r} has no MLRecurrentNetworkActivation equivalent "
+                          f"(one of {', '.join(_RECURRENT_ACTIVATIONS)}, without options)")
+            item = item.name
+        names.append(item)
+    call.options["activations"] = names
+
+
+def _fused_activation(builder, call):
+    """``activation``: returns the MLActivation to apply to the op's result (or None)."""
+    activation = call.compat.pop("activation", None)
+    if activation is None:
+        return None
+    if not isinstance(activation, MLActivation):
+        call.fail(f"activation must be an MLActivation (e.g. builder.relu()), got {type(activation).__name__}")
+    activation._check_builder(builder, call.op, call.label)
+    return activation
+
+
+_ACTIVATION_DOC = """
+
+    2022 Working Draft convenience: ``activation=builder.relu()`` (an :class:`MLActivation`) builds
+    the op, then applies the activation to its result."""
+_AUTO_PAD_DOC = """
+
+    2022 Working Draft convenience: ``auto_pad``/``autoPad`` "same-upper" or "same-lower"
+    computes ``padding`` from the shapes (conv and pooling: output = ceil(input / stride);
+    convTranspose2d: output = input · stride, or ``output_sizes``), "same-upper" putting the odd
+    padding at the end; "explicit" (the default) uses ``padding``."""
+_ROUNDING_DOC = """
+
+    2022 Working Draft convenience: ``rounding_type``/``roundingType`` is accepted as the old name
+    of ``output_shape_rounding``."""
+_ACTIVATIONS_DOC = """
+
+    2022 Working Draft convenience: ``activations`` may hold :class:`MLActivation` objects
+    (``builder.sigmoid()``, ``builder.tanh()``, ``builder.relu()``), converted to their names."""
+
+# op -> (2022 options, transforms applied in order, docstring addition)
+_OP_COMPAT = {
+    "conv2d": (("activation", "autoPad"), (_resolve_auto_pad,), _AUTO_PAD_DOC + _ACTIVATION_DOC),
+    "convTranspose2d": (("activation", "autoPad"), (_resolve_auto_pad,), _AUTO_PAD_DOC + _ACTIVATION_DOC),
+    "batchNormalization": (("activation",), (), _ACTIVATION_DOC),
+    "averagePool2d": (("autoPad", "roundingType"), (_resolve_rounding_type, _resolve_auto_pad),
+                      _AUTO_PAD_DOC + _ROUNDING_DOC),
+    "l2Pool2d": (("autoPad", "roundingType"), (_resolve_rounding_type, _resolve_auto_pad),
+                 _AUTO_PAD_DOC + _ROUNDING_DOC),
+    "maxPool2d": (("autoPad", "roundingType"), (_resolve_rounding_type, _resolve_auto_pad),
+                  _AUTO_PAD_DOC + _ROUNDING_DOC),
+    "gru": ((), (_convert_recurrent_activations,), _ACTIVATIONS_DOC),
+    "gruCell": ((), (_convert_recurrent_activations,), _ACTIVATIONS_DOC),
+    "lstm": ((), (_convert_recurrent_activations,), _ACTIVATIONS_DOC),
+    "lstmCell": ((), (_convert_recurrent_activations,), _ACTIVATIONS_DOC),
+}
+
+
+def _make_compat_method(op, original, compat_names, transforms, doc):
+    def method(self, *args, label="", **keywords):
+        call = _Call(op, args, keywords, label, compat_names)
+        if not call.compat and not _has_activation_objects(call):
+            return original(self, *args, label=label, **keywords)
+        for transform in transforms:
+            transform(self, call)
+        activation = _fused_activation(self, call) if "activation" in compat_names else None
+        result = call.invoke(self, original)
+        return activation.apply(result, call.label) if activation is not None else result
+
+    method.__name__ = original.__name__
+    method.__qualname__ = original.__qualname__
+    method.__doc__ = (original.__doc__ or "") + doc
+    method._webnn_2022 = True
+    return method
+
+
+# ---------------------------------------------------------------- activation creators
+def _apply_steepness(builder, call, original):
+    """softplus(x, steepness=s) of the 2022 draft: softplus(s·x) / s."""
+    steepness = call.compat.pop("steepness")
+    if isinstance(steepness, bool) or not isinstance(steepness, (int, float, np.integer, np.floating)) \
+            or not math.isfinite(steepness):
+        call.fail(f"steepness must be a finite number, got {steepness!r}")
+    if steepness == 1:
+        return call.invoke(builder, original)
+    x = call.arg("input")
+    if not isinstance(x, MLOperand):
+        return call.invoke(builder, original)  # reports the bad input
+    s = builder.constant(x.data_type, float(steepness))
+    call.positional[:1] = [builder.mul(x, s, label=call.label)]
+    call.arg_keywords.pop("input", None)
+    return builder.div(call.invoke(builder, original), s, label=call.label)
+
+
+def _make_activation_method(op, original):
+    info = _INFOS[op]
+    known = {p["name"] for p in info["options"]} | {snake_case(p["name"]) for p in info["options"]}
+    compat_names = ("steepness",) if op == "softplus" and "steepness" not in known else ()
+
+    def method(self, *args, label="", **keywords):
+        wants_operator = "input" not in keywords and (not args or (len(args) == 1 and isinstance(args[0], dict)))
+        if wants_operator:
+            options = dict(args[0]) if args else {}
+            label = options.pop("label", label)
+            options.update(keywords)
+            call = _Call(op, [], options, label, compat_names)
+            unknown = sorted(set(call.options) - known) + sorted(call.arg_keywords)
+            if unknown:
+                call.fail(f"unknown option '{unknown[0]}'")
+            return MLActivation(self, op, {**call.options, **call.compat}, call.label)
+        if compat_names:
+            call = _Call(op, args, keywords, label, compat_names)
+            if call.compat:
+                return _apply_steepness(self, call, original)
+        return original(self, *args, label=label, **keywords)
+
+    method.__name__ = original.__name__
+    method.__qualname__ = original.__qualname__
+    method.__doc__ = (original.__doc__ or "") + (
+        "\n\n    2022 Working Draft convenience: called without an input (options only, as keywords or "
+        "one dict), returns an :class:`MLActivation` for the ``activation`` option of conv2d, "
+        "conv_transpose2d and batch_normalization." + (
+            " ``steepness=s`` (2022) computes softplus(s·x)/s." if compat_names else ""))
+    method._webnn_2022 = True
+    return method
+
+
+# ---------------------------------------------------------------- squeeze
+def _squeeze(self, input, axes=None, *, label=""):
+    """``squeeze(input, axes=None)``, an operation of the 2022 draft, built as ``reshape``.
+
+    Removes the size-1 dimensions listed in ``axes`` (all size-1 dimensions when absent). The
+    2022 form ``squeeze(input, {"axes": [...], "label": ...})`` is accepted too. TypeError, naming
+    the label, when an axis is out of range, repeated, or names a dimension that is not 1.
+    """
+    if isinstance(axes, dict):
+        options = dict(axes)
+        label = options.pop("label", label)
+        axes = options.pop("axes", None)
+        if options:
+            raise TypeError(_prefix("squeeze", label) + f"unknown option '{next(iter(options))}'")
+    if not isinstance(input, MLOperand):
+        raise TypeError(_prefix("squeeze", label) + f"input must be an MLOperand, got {type(input).__name__}")
+    shape = list(input.shape)
+    if axes is None:
+        axes = [i for i, d in enumerate(shape) if d == 1]
+    if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
+        raise TypeError(_prefix("squeeze", label) + "axes must be a sequence of integers")
+    axes = list(axes)
+    for axis in axes:
+        if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
+            raise TypeError(_prefix("squeeze", label) + f"axes must hold integers, got {axis!r}")
+        if not 0 <= axis < len(shape):
+            raise TypeError(_prefix("squeeze", label) + f"axis {axis} is out of range for rank {len(shape)}")
+        if shape[axis] != 1:
+            raise TypeError(_prefix("squeeze", label) + f"dimension {axis} has size {shape[axis]}, not 1")
+    if len(set(int(a) for a in axes)) != len(axes):
+        raise TypeError(_prefix("squeeze", label) + f"axes {axes} has duplicates")
+    removed = {int(a) for a in axes}
+    return self.reshape(input, [d for i, d in enumerate(shape) if i not in removed], label=label)
+
+
+# ---------------------------------------------------------------- constant(value, type)
+def _make_constant(original):
+    def constant(self, *args, **keywords):
+        if args and _api._is_number(args[0]) and (
+                (len(args) == 1 and set(keywords) <= {"type"})
+                or (len(args) == 2 and not keywords and isinstance(args[1], str))):
+            data_type = args[1] if len(args) == 2 else keywords.get("type", "float32")
+            return original(self, data_type, args[0])
+        if not args and "value" in keywords and set(keywords) <= {"value", "type"}:
+            return original(self, keywords.get("type", "float32"), keywords["value"])
+        return original(self, *args, **keywords)
+
+    constant.__name__ = "constant"
+    constant.__qualname__ = "MLGraphBuilder.constant"
+    constant.__doc__ = (original.__doc__ or "") + (
+        "\n    2022 Working Draft convenience: ``constant(value, type='float32')`` (value first, the "
+        "type defaulting to float32) creates the same scalar as ``constant(type, value)``.\n")
+    constant._webnn_2022 = True
+    return constant
+
+
+# ---------------------------------------------------------------- descriptors
+def _make_normalize_descriptor(original):
+    def normalize_descriptor(descriptor=None, what="descriptor", **keywords):
+        if isinstance(descriptor, dict) and "type" in descriptor and not (
+                {"dataType", "data_type", "shape", "dimensions"} & (set(descriptor) | set(keywords))):
+            descriptor = {**descriptor, "dimensions": []}  # 2022: no dimensions means a scalar
+        return original(descriptor, what, **keywords)
+
+    normalize_descriptor.__doc__ = (original.__doc__ or "") + (
+        "\n    A 2022 descriptor (``type`` with no ``dimensions``) describes a scalar.\n")
+    normalize_descriptor._webnn_2022 = True
+    return normalize_descriptor
+
+
+# ---------------------------------------------------------------- compute(inputs, outputs)
+def _array_input(value):
+    """A 2022 ``MLArrayInput`` ``{"resource": array, "dimensions": [...]}`` as an array."""
+    if isinstance(value, dict) and "resource" in value:
+        array = np.asarray(value["resource"])
+        dims = value.get("dimensions")
+        return array if dims is None else array.reshape(dims)
+    return value
+
+
+def _compute_into(graph, inputs, outputs, context):
+    if not isinstance(outputs, dict):
+        raise TypeError(f"compute: outputs must be a dict of NumPy arrays, got {type(outputs).__name__}")
+    known = graph.output_descriptors
+    for name, array in outputs.items():
+        if name not in known:
+            raise TypeError(f"compute: '{name}' is not an output of the graph")
+        if not isinstance(array, np.ndarray) or not array.flags.writeable:
+            raise TypeError(f"compute: output '{name}' must be a writable NumPy array")
+        descriptor = known[name]
+        if array.dtype != np.dtype(descriptor["dataType"]) or array.size != int(np.prod(descriptor["shape"])):
+            raise TypeError(f"compute: output '{name}' must hold {descriptor['dataType']} {descriptor['shape']}, "
+                            f"got {array.dtype} {list(array.shape)}")
+    results = _plain_compute(graph, {k: _array_input(v) for k, v in inputs.items()}, context)
+    for name, array in outputs.items():
+        np.copyto(array, results[name].reshape(array.shape))
+    return {name: outputs[name] for name in outputs}
+
+
+def _make_graph_compute(original):
+    def compute(self, inputs, *args, **keywords):
+        outputs = keywords.pop("outputs", None)
+        if args and isinstance(args[0], dict):
+            outputs, args = args[0], args[1:]
+        if outputs is None:
+            return original(self, inputs, *args, **keywords)
+        context = keywords.pop("context", args[0] if args else None)
+        return _compute_into(self, inputs, outputs, context)
+
+    compute.__name__ = "compute"
+    compute.__qualname__ = "MLGraph.compute"
+    compute.__doc__ = (original.__doc__ or "") + (
+        "\n    2022 Working Draft convenience: ``compute(inputs, outputs)`` with ``outputs`` a dict of "
+        "preallocated NumPy arrays (any subset of the outputs) fills them in place and returns that "
+        "dict. Inputs may be 2022 ``{'resource': array, 'dimensions': [...]}`` dicts.\n")
+    compute._webnn_2022 = True
+    compute._original = original
+    return compute
+
+
+def _plain_compute(graph, inputs, context):
+    """``MLGraph.compute`` without the 2022 handling."""
+    compute = getattr(MLGraph.compute, "_original", MLGraph.compute)
+    return compute(graph, inputs, context)
+
+
+def _context_compute(self, graph, inputs, outputs=None):
+    """The 2022 draft's ``context.compute(graph, inputs, outputs)``: runs ``graph`` on this context.
+
+    With ``outputs`` (a dict of preallocated NumPy arrays) fills them in place and returns that
+    dict; without, returns ``{output name: array}`` like ``graph.compute``.
+    """
+    if outputs is None:
+        return _plain_compute(graph, inputs, self)
+    return _compute_into(graph, inputs, outputs, self)
+
+
+# ---------------------------------------------------------------- installation
+def _set_method(op, method):
+    name = snake_case(op)
+    setattr(MLGraphBuilder, name, method)
+    if name != op:
+        setattr(MLGraphBuilder, op, method)
+
+
+def install():
+    """Installs the 2022 conveniences on the API classes (idempotent)."""
+    for op, (compat_names, transforms, doc) in _OP_COMPAT.items():
+        original = getattr(MLGraphBuilder, snake_case(op), None)
+        if op not in _INFOS or original is None or getattr(original, "_webnn_2022", False):
+            continue
+        native = {p["name"] for p in _INFOS[op]["options"]}
+        compat_names = tuple(name for name in compat_names if name not in native)
+        _set_method(op, _make_compat_method(op, original, compat_names, transforms, doc))
+    for op in ACTIVATION_OPS:
+        original = getattr(MLGraphBuilder, snake_case(op), None)
+        if op in _INFOS and original is not None and not getattr(original, "_webnn_2022", False):
+            _set_method(op, _make_activation_method(op, original))
+    if "squeeze" not in _INFOS and not hasattr(MLGraphBuilder, "squeeze"):
+        MLGraphBuilder.squeeze = _squeeze
+    if not getattr(MLGraphBuilder.constant, "_webnn_2022", False):
+        MLGraphBuilder.constant = _make_constant(MLGraphBuilder.constant)
+    if not getattr(_api.normalize_descriptor, "_webnn_2022", False):
+        _api.normalize_descriptor = _make_normalize_descriptor(_api.normalize_descriptor)
+    if not getattr(MLGraph.compute, "_webnn_2022", False):
+        MLGraph.compute = _make_graph_compute(MLGraph.compute)
+    if not hasattr(MLContext, "compute"):
+        MLContext.compute = _context_compute
+
+
+install()

@@ -1,0 +1,101 @@
+"""Kernel edge-size sweep, run in a subprocess per ISA level (the level is fixed per process).
+
+Checks matmul (GEMM driver + microkernels: tile edges, K below/at/above the K block, odd sizes,
+constant and dynamic B, broadcast batches) and conv2d (1x1, k x k, strided, dilated, grouped,
+depthwise, both layouts, float16) against float64 NumPy.
+"""
+import sys
+
+import numpy as np
+
+import webnn
+
+
+def check(name, actual, reference, rtol):
+    scale = max(1.0, float(np.max(np.abs(reference))))
+    err = float(np.max(np.abs(actual.astype(np.float64) - reference))) / scale
+    if not err <= rtol:
+        raise AssertionError(f"{name}: relative error {err:.3g} > {rtol}")
+
+
+def conv_reference(x, w, b, strides, dilations, padding, groups):
+    """NCHW input, OIHW filter, float64."""
+    n, c, h, wd = x.shape
+    o, ig, kh, kw = w.shape
+    x = np.pad(x, ((0, 0), (0, 0), (padding[0], padding[1]), (padding[2], padding[3])))
+    oh = (x.shape[2] - ((kh - 1) * dilations[0] + 1)) // strides[0] + 1
+    ow = (x.shape[3] - ((kw - 1) * dilations[1] + 1)) // strides[1] + 1
+    out = np.zeros((n, o, oh, ow))
+    og = o // groups
+    for g in range(groups):
+        xs = x[:, g * ig:(g + 1) * ig]
+        for i in range(kh):
+            for j in range(kw):
+                patch = xs[:, :, i * dilations[0]: i * dilations[0] + strides[0] * (oh - 1) + 1: strides[0],
+                           j * dilations[1]: j * dilations[1] + strides[1] * (ow - 1) + 1: strides[1]]
+                out[:, g * og:(g + 1) * og] += np.einsum("nchw,oc->nohw", patch, w[g * og:(g + 1) * og, :, i, j])
+    return out + (b[None, :, None, None] if b is not None else 0)
+
+
+def main():
+    rng = np.random.default_rng(1)
+    context = webnn.ml.create_context()
+    sizes = [(1, 1, 1), (1, 300, 70), (5, 3, 7), (14, 256, 32), (15, 257, 33), (13, 255, 31), (29, 600, 65),
+             (6, 16, 16), (7, 17, 17), (100, 513, 97)]
+    for m, k, n in sizes:
+        for constant in (False, True):
+            for dtype, rtol in (("float32", 1e-5), ("float16", 2e-2)):
+                a = rng.standard_normal((m, k)).astype(dtype)
+                b = rng.standard_normal((k, n)).astype(dtype)
+                builder = webnn.MLGraphBuilder(context)
+                ai = builder.input("a", data_type=dtype, shape=[m, k])
+                bi = builder.constant(b) if constant else builder.input("b", data_type=dtype, shape=[k, n])
+                graph = builder.build({"c": builder.matmul(ai, bi)})
+                out = graph.compute({"a": a} if constant else {"a": a, "b": b})["c"]
+                check(f"matmul {m}x{k}x{n} {dtype} const={constant}", out,
+                      a.astype(np.float64) @ b.astype(np.float64), rtol)
+    a = rng.standard_normal((2, 1, 5, 7)).astype(np.float32)
+    b = rng.standard_normal((3, 7, 4)).astype(np.float32)
+    builder = webnn.MLGraphBuilder(context)
+    graph = builder.build({"c": builder.matmul(builder.input("a", data_type="float32", shape=a.shape),
+                                                 builder.constant(b))})
+    check("matmul broadcast batch", graph.compute({"a": a})["c"], a.astype(np.float64) @ b, 1e-5)
+
+    conv_cases = [  # (N, C, H, W, O, kH, kW, strides, dilations, padding, groups)
+        (1, 3, 8, 8, 4, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), 1),
+        (2, 5, 7, 9, 33, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), 1),
+        (1, 4, 9, 9, 6, 3, 2, (2, 1), (1, 2), (0, 1, 2, 0), 2),
+        (1, 8, 10, 10, 8, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1), 8),
+        (1, 6, 6, 6, 12, 5, 5, (1, 1), (1, 1), (2, 2, 2, 2), 3),
+        (1, 16, 5, 5, 16, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2), 16),
+        (1, 3, 4, 4, 2, 1, 1, (2, 2), (1, 1), (0, 0, 0, 0), 1),
+    ]
+    for (n, c, h, w, o, kh, kw, strides, dilations, padding, groups) in conv_cases:
+        for layout in ("nchw", "nhwc"):
+            for constant in (False, True):
+                for dtype, rtol in (("float32", 1e-5), ("float16", 2e-2)):
+                    x = rng.standard_normal((n, c, h, w)).astype(dtype)
+                    f = rng.standard_normal((o, c // groups, kh, kw)).astype(dtype)
+                    bias = rng.standard_normal(o).astype(dtype)
+                    ref = conv_reference(x.astype(np.float64), f.astype(np.float64), bias.astype(np.float64),
+                                         strides, dilations, padding, groups)
+                    xin = x if layout == "nchw" else x.transpose(0, 2, 3, 1).copy()
+                    fin = f if layout == "nchw" else f.transpose(0, 2, 3, 1).copy()  # ohwi
+                    builder = webnn.MLGraphBuilder(context)
+                    xi = builder.input("x", data_type=dtype, shape=xin.shape)
+                    fi = builder.constant(fin) if constant else builder.input("f", data_type=dtype, shape=fin.shape)
+                    y = builder.conv2d(xi, fi, strides=list(strides), dilations=list(dilations),
+                                       padding=list(padding), groups=groups, bias=builder.constant(bias),
+                                       input_layout=layout, filter_layout="oihw" if layout == "nchw" else "ohwi")
+                    feeds = {"x": xin} if constant else {"x": xin, "f": fin}
+                    out = builder.build({"y": y}).compute(feeds)["y"]
+                    if layout == "nhwc":
+                        out = out.transpose(0, 3, 1, 2)
+                    check(f"conv2d {(n, c, h, w, o, kh, kw, strides, dilations, padding, groups)} {layout} "
+                          f"{dtype} const={constant}", out, ref, rtol)
+    print("ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,182 @@
+"""quantizeLinear and dequantizeLinear against float64 NumPy references, with blockwise
+(per-tensor, per-axis and per-block) scale/zeroPoint."""
+import numpy as np
+import pytest
+
+import webnn
+from conftest import run
+
+FLOATS = ["float32", "float16"]
+QUANTIZED = ["uint8", "int8", "uint32", "int32"]
+BAD = r"\[bad\]"
+
+# (input shape, scale/zeroPoint shape): per-tensor, per-axis, blockwise and rank 0.
+LAYOUTS = [
+    ([], []),
+    ([6], [1]),
+    ([6], [6]),
+    ([6], [3]),
+    ([4, 6], [1, 1]),
+    ([4, 6], [4, 1]),
+    ([4, 6], [1, 3]),
+    ([4, 6], [2, 2]),
+    ([2, 3, 4], [2, 1, 2]),
+    ([1, 4, 1, 2], [1, 2, 1, 1]),
+]
+
+
+def expand_blockwise(param, shape):
+    """Each element of `param` covers a contiguous block of shape[d] / param.shape[d] per dim."""
+    for d, (big, small) in enumerate(zip(shape, param.shape)):
+        param = np.repeat(param, big // small, axis=d)
+    return param.reshape(shape)
+
+
+def compute(builder, op, x, scale, zero_point):
+    names = {"x": x, "scale": scale, "zero_point": zero_point}
+    operands = {n: builder.input(n, {"dataType": a.dtype.name, "shape": list(a.shape)}) for n, a in names.items()}
+    out = getattr(builder, op)(operands["x"], operands["scale"], operands["zero_point"])
+    return run(builder, {"y": out}, names)["y"]
+
+
+def quantize_reference(x, scale, zero_point):
+    info = np.iinfo(zero_point.dtype)
+    # The quotient is a float32 division (as in ONNX's reference and ORT); the rest is float64.
+    s = expand_blockwise(scale, x.shape).astype(np.float32)
+    zp = expand_blockwise(zero_point, x.shape).astype(np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        y = np.rint((x.astype(np.float32) / s).astype(np.float64)) + zp  # np.rint rounds half to even
+    y = np.where(np.isnan(y), 0, np.clip(y, info.min, info.max))
+    return y.astype(zero_point.dtype)
+
+
+def zero_points(dtype, shape, rng):
+    info = np.iinfo(dtype)
+    low, high = (info.min, info.max) if np.dtype(dtype).itemsize == 1 else (-1000 if info.min else 0, 1000)
+    return rng.integers(low, high, size=shape, endpoint=True).astype(dtype)
+
+
+@pytest.mark.parametrize("input_type", FLOATS)
+@pytest.mark.parametrize("zero_point_type", QUANTIZED)
+@pytest.mark.parametrize("shape,param_shape", LAYOUTS)
+def test_quantize_linear(builder, input_type, zero_point_type, shape, param_shape):
+    rng = np.random.default_rng(3)
+    x = rng.uniform(-300, 300, size=shape).astype(input_type)
+    scale = rng.uniform(0.05, 2, size=param_shape).astype(input_type)
+    zero_point = zero_points(zero_point_type, param_shape, rng)
+    out = compute(builder, "quantizeLinear", x, scale, zero_point)
+    np.testing.assert_array_equal(out, quantize_reference(x, scale, zero_point))
+    assert out.dtype == np.dtype(zero_point_type)
+
+
+@pytest.mark.parametrize("zero_point_type", QUANTIZED)
+def test_quantize_rounding_saturation_and_specials(builder, zero_point_type):
+    x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e30, -1e30, np.inf, -np.inf, np.nan, 3.25], np.float32)
+    scale = np.ones([1], np.float32)
+    zero_point = np.zeros([1], zero_point_type)
+    out = compute(builder, "quantizeLinear", x, scale, zero_point)
+    info = np.iinfo(zero_point_type)
+    expected = np.array([0, 2, 2, 0, -2, -2, info.max, info.min, info.max, info.min, 0, 3], np.float64)
+    np.testing.assert_array_equal(out, np.clip(expected, info.min, info.max).astype(zero_point_type))
+
+
+def test_quantize_zero_point_offsets_before_saturating(builder):
+    x = np.array([-10, 0, 100, 300], np.float16)
+    out = compute(builder, "quantizeLinear", x, np.array([2], np.float16), np.array([128], np.uint8))
+    np.testing.assert_array_equal(out, np.array([123, 128, 178, 255], np.uint8))
+
+
+def test_quantize_zero_scale_saturates(builder):
+    x = np.array([-1, 0, 1], np.float32)
+    out = compute(builder, "quantizeLinear", x, np.zeros([1], np.float32), np.full([1], 5, np.int8))
+    np.testing.assert_array_equal(out, np.array([-128, 0, 127], np.int8))  # -inf, NaN -> 0, +inf
+
+
+@pytest.mark.parametrize("input_type", QUANTIZED)
+@pytest.mark.parametrize("scale_type", FLOATS)
+@pytest.mark.parametrize("shape,param_shape", LAYOUTS)
+def test_dequantize_linear(builder, input_type, scale_type, shape, param_shape):
+    rng = np.random.default_rng(4)
+    info = np.iinfo(input_type)
+    x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(input_type)
+    x.reshape(-1)[:2] = [info.min, info.max][: x.size]
+    scale = rng.uniform(0.001, 2, size=param_shape).astype(scale_type)
+    zero_point = rng.integers(info.min, info.max, size=param_shape, endpoint=True).astype(input_type)
+    out = compute(builder, "dequantizeLinear", x, scale, zero_point)
+    expected = (x.astype(np.float64) - expand_blockwise(zero_point, shape).astype(np.float64)) * \
+        expand_blockwise(scale, shape).astype(np.float64)
+    assert out.dtype == np.dtype(scale_type)
+    if scale_type == "float32":
+        np.testing.assert_array_equal(out, expected.astype(np.float32))  # one rounding of the exact value
+    else:
+        with np.errstate(over="ignore"):
+            np.testing.assert_allclose(out.astype(np.float64), expected.astype(np.float16), rtol=1e-3)
+
+
+def test_quantize_dequantize_round_trip(builder):
+    x = np.linspace(-2, 2, 24, dtype=np.float32).reshape(4, 6)
+    scale = np.array([[0.02, 0.03], [0.04, 0.05]], np.float32)  # no saturation on [-2, 2]
+    zero_point = np.array([[0, 10], [-10, 5]], np.int8)
+    operands = {n: builder.input(n, {"dataType": a.dtype.name, "shape": list(a.shape)})
+                for n, a in {"x": x, "s": scale, "z": zero_point}.items()}
+    q = builder.quantize_linear(operands["x"], operands["s"], operands["z"])
+    y = builder.dequantize_linear(q, operands["s"], operands["z"])
+    out = run(builder, {"y": y}, {"x": x, "s": scale, "z": zero_point})["y"]
+    np.testing.assert_allclose(out, x, atol=0.025 + 1e-6)  # half of the largest scale
+
+
+def test_validation(builder):
+    def operand(dtype, shape, name):
+        return builder.input(name, {"dataType": dtype, "shape": list(shape)})
+
+    xf = operand("float32", [4, 6], "xf")
+    xq = operand("uint8", [4, 6], "xq")
+    cases = [
+        ("quantizeLinear", xf, ("float32", [1]), ("uint8", [1])),  # rank mismatch
+        ("quantizeLinear", xf, ("float32", [1, 1]), ("uint8", [1])),  # zeroPoint rank mismatch
+        ("quantizeLinear", xf, ("float32", [2, 3]), ("uint8", [2, 2])),  # scale shape != zeroPoint shape
+        ("quantizeLinear", xf, ("float32", [3, 1]), ("uint8", [3, 1])),  # 4 % 3 != 0
+        ("quantizeLinear", xf, ("float32", [8, 6]), ("uint8", [8, 6])),  # larger than the input
+        ("quantizeLinear", xf, ("float16", [1, 1]), ("uint8", [1, 1])),  # scale dtype != input dtype
+        ("quantizeLinear", xf, ("float32", [1, 1]), ("float32", [1, 1])),  # float zeroPoint
+        ("quantizeLinear", xf, ("float32", [1, 1]), ("int64", [1, 1])),
+        ("quantizeLinear", xq, ("float32", [1, 1]), ("uint8", [1, 1])),  # integer input
+        ("dequantizeLinear", xq, ("float32", [1]), ("uint8", [1])),
+        ("dequantizeLinear", xq, ("float32", [4, 4]), ("uint8", [4, 4])),
+        ("dequantizeLinear", xq, ("float32", [2, 1]), ("int8", [2, 1])),  # zeroPoint dtype != input dtype
+        ("dequantizeLinear", xq, ("int32", [2, 1]), ("uint8", [2, 1])),  # integer scale
+        ("dequantizeLinear", xf, ("float32", [2, 1]), ("float32", [2, 1])),  # float input
+        ("dequantizeLinear", operand("int64", [4, 6], "x64"), ("float32", [1, 1]), ("int64", [1, 1])),
+    ]
+    for i, (op, x, (scale_type, scale_shape), (zp_type, zp_shape)) in enumerate(cases):
+        scale = operand(scale_type, scale_shape, f"s{i}")
+        zero_point = operand(zp_type, zp_shape, f"z{i}")
+        with pytest.raises(TypeError, match=BAD):
+            getattr(builder, op)(x, scale, zero_point, label="bad")
+    y = builder.dequantizeLinear(xq, operand("float16", [2, 3], "s"), operand("uint8", [2, 3], "z"))
+    assert (y.data_type, y.shape) == ("float16", [4, 6])
+
+
+def test_op_support_limits(context):
+    limits = context.op_support_limits()
+    q, dq = limits["quantizeLinear"], limits["dequantizeLinear"]
+    assert set(q) == set(dq) == {"input", "scale", "zeroPoint", "output"}
+    assert q["input"]["dataTypes"] == FLOATS and q["output"]["dataTypes"] == ["int32", "uint32", "int8", "uint8"]
+    assert dq["input"]["dataTypes"] == ["int32", "uint32", "int8", "uint8"] and dq["output"]["dataTypes"] == FLOATS
+    assert q["input"]["rankRange"] == {"min": 0, "max": 8}
+
+
+def test_large_tensors(context):
+    """Sizes that split across threads, with per-row and blockwise parameters."""
+    rng = np.random.default_rng(8)
+    x = rng.uniform(-100, 100, size=[300, 400]).astype(np.float32)
+    scale = rng.uniform(0.5, 1, size=[300, 1]).astype(np.float32)
+    zero_point = rng.integers(-20, 20, size=[300, 1]).astype(np.int8)
+    out = compute(webnn.MLGraphBuilder(context), "quantizeLinear", x, scale, zero_point)
+    np.testing.assert_array_equal(out, quantize_reference(x, scale, zero_point))
+    q = rng.integers(0, 255, size=[300, 400]).astype(np.uint8)
+    scale = rng.uniform(0.5, 1, size=[3, 8]).astype(np.float32)
+    zero_point = rng.integers(0, 255, size=[3, 8]).astype(np.uint8)
+    out = compute(webnn.MLGraphBuilder(context), "dequantizeLinear", q, scale, zero_point)
+    expected = (q - expand_blockwise(zero_point, q.shape).astype(np.float64)) * expand_blockwise(scale, q.shape)
+    np.testing.assert_array_equal(out, expected.astype(np.float32))
