@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <cmath>
+#include <limits>
 #include <cstring>
 
 #include "compiler/plan.h"
@@ -41,6 +43,48 @@ size_t place_intervals(std::vector<Interval>& intervals) {
   return total;
 }
 
+struct Fusion {
+  bool absorbed = false;  // this activation node runs inside its producer
+  int output = -1;        // the producer's new output operand (the activation's)
+  float min = -std::numeric_limits<float>::infinity();
+  float max = std::numeric_limits<float>::infinity();
+};
+
+std::vector<Fusion> plan_fusions(const GraphIR& ir, const std::vector<bool>& live_node,
+                                 const std::map<std::string, int>& outputs) {
+  std::vector<Fusion> fusion(ir.nodes.size());
+  std::vector<int> uses(ir.operands.size(), 0);
+  for (size_t n = 0; n < ir.nodes.size(); ++n)
+    if (live_node[n])
+      for (int in : ir.nodes[n].inputs) ++uses[in];
+  for (auto& [name, id] : outputs) ++uses[id];
+  for (size_t n = 0; n < ir.nodes.size(); ++n) {
+    const Node& node = ir.nodes[n];
+    const std::string& op = node.def->name;
+    if (!live_node[n] || (op != "relu" && op != "clamp")) continue;
+    const int x = node.inputs[0], producer = ir.operands[x].producer;
+    if (producer < 0 || uses[x] != 1 || ir.operands[x].desc.data_type != DataType::kFloat32) continue;
+    Fusion& target = fusion[producer];
+    if (!ir.nodes[producer].def->fuses_activation || target.output >= 0 ||
+        ir.nodes[producer].outputs.size() != 1)
+      continue;
+    float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
+    if (op == "clamp") {
+      OpView clamp(*node.def, node.args, ir.operands, node.label);
+      lo = -std::numeric_limits<float>::infinity();
+      if (clamp.has("minValue")) lo = float(number_to_double_as(clamp.number("minValue"), DataType::kFloat32));
+      if (clamp.has("maxValue")) hi = float(number_to_double_as(clamp.number("maxValue"), DataType::kFloat32));
+      if (std::isnan(lo)) lo = -std::numeric_limits<float>::infinity();  // a NaN bound clamps nothing
+      if (std::isnan(hi)) hi = std::numeric_limits<float>::infinity();
+    }
+    target.output = node.outputs[0];
+    target.min = lo;
+    target.max = hi;
+    fusion[n].absorbed = true;
+  }
+  return fusion;
+}
+
 }  // namespace
 
 std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs) {
@@ -63,25 +107,32 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
     for (int in : ir.nodes[producer].inputs) stack.push_back(in);
   }
 
-  // 2. Lowering, in creation (= topological) order.
+  // 2. Fusion: an op that applies an activation in its epilogue absorbs the relu or clamp that is
+  // its output's only consumer (float32 only, so the clamp bounds need no rounding).
+  std::vector<Fusion> fusion = plan_fusions(ir, live_node, outputs);
+
+  // 3. Lowering, in creation (= topological) order.
   std::vector<int> alias_root(operand_count);
   for (size_t i = 0; i < operand_count; ++i) alias_root[i] = int(i);
   for (size_t n = 0; n < ir.nodes.size(); ++n) {
-    if (!live_node[n]) continue;
+    if (!live_node[n] || fusion[n].absorbed) continue;
     const Node& node = ir.nodes[n];
     Step step{{}, node.inputs, node.outputs, node.def, node.label};
+    if (fusion[n].output >= 0) step.outputs = {fusion[n].output};
     if (node.def->is_view) {
       alias_root[node.outputs[0]] = alias_root[node.inputs[0]];
     } else {
       OpView view(*node.def, node.args, ir.operands, node.label);
+      view.activation_min = fusion[n].min;
+      view.activation_max = fusion[n].max;
       std::vector<OperandDescriptor> out_descs;
-      for (int o : node.outputs) out_descs.push_back(ir.operands[o].desc);
+      for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);
       step.kernel = node.def->lower(view, out_descs);
     }
     plan->steps.push_back(std::move(step));
   }
 
-  // 3. Inputs, constants and outputs.
+  // 4. Inputs, constants and outputs.
   plan->base_pointers.assign(operand_count, nullptr);
   for (size_t i = 0; i < operand_count; ++i) {
     const OperandInfo& info = ir.operands[i];
@@ -100,7 +151,7 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
     plan->outputs.push_back({name, id, direct, ir.operands[id].desc.byte_length()});
   }
 
-  // 4. Arena planning for the intermediate values.
+  // 5. Arena planning for the intermediate values.
   const int step_count = int(plan->steps.size());
   std::vector<int> first(operand_count, -1), last(operand_count, -1);
   for (int s = 0; s < step_count; ++s) {

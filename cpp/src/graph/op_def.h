@@ -2,6 +2,7 @@
 // opSupportLimits()), its validation/shape inference and its lowering to a kernel.
 #pragma once
 #include <functional>
+#include <limits>
 #include <string>
 #include <variant>
 #include <vector>
@@ -130,6 +131,11 @@ class OpView {
   [[noreturn]] void fail(const std::string& message) const;
   std::string prefix() const;
 
+  // A clamp fused into this op by the compiler (relu: [0, +inf]); lowering applies it in the
+  // kernel's epilogue. Only ops with OpDef::fuses_activation get one.
+  float activation_min = -std::numeric_limits<float>::infinity();
+  float activation_max = std::numeric_limits<float>::infinity();
+
  private:
   int index_of(const std::string& name) const;
   const OpDef& def_;
@@ -158,6 +164,7 @@ struct OpDef {
   LowerFn lower;        // null for views
   size_t output_count = 1;  // 0: decided by infer
   bool is_view = false;     // output aliases input 0 (reshape); no kernel runs
+  bool fuses_activation = false;  // lowering honours OpView::activation_min/max (float32 outputs)
 
   const OperandLimit* limit(const std::string& operand) const;
 };

@@ -1,7 +1,9 @@
-// conv2d on the GEMM driver. Work happens in NHWC: 1x1 convolutions are plain GEMMs, k x k ones
-// build im2col rows a chunk of output pixels at a time, depthwise ones have their own loop. The
-// filter becomes one packed [kH*kW*I/g][O/g] matrix per group; bias and activation run in the GEMM
-// epilogue.
+// conv2d on the GEMM driver, in the caller's layout (no transposes):
+// - NHWC: C[pixels][O/g] = im2col rows (built a chunk of pixels at a time; 1x1 needs none) x the
+//   filter packed once as B = [kH*kW*I/g][O/g];
+// - NCHW: C[O/g][pixels] = filter rows x im2col columns packed straight into B panels;
+// - depthwise: a direct loop per layout.
+// Bias and a fused activation run in the GEMM epilogue.
 #include <algorithm>
 #include <cstring>
 
@@ -33,8 +35,9 @@ float load_float(const void* base, DataType type, size_t i) {
 // Everything derived from the filter (and bias) once: per-group packed GEMM matrices, or for
 // depthwise convolutions a [kH][kW][C] weight array.
 struct PreparedFilter {
-  std::vector<PackedB> groups;
-  std::vector<float> depthwise;
+  std::vector<PackedB> groups;   // NHWC: per group, B = [kH*kW*I/g][O/g] packed
+  std::vector<float> rows;       // NCHW: per group, A = [O/g][I/g*kH*kW] row-major, groups concatenated
+  std::vector<float> depthwise;  // [kH][kW][C]
   std::vector<float> bias;
 };
 
@@ -44,6 +47,7 @@ bool is_depthwise(const Conv2dParams& p) {
 
 std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType type, const void* filter,
                                                const void* bias) {
+  // NCHW convolutions multiply the filter rows by im2col columns built from the input.
   auto prepared = std::make_shared<PreparedFilter>();
   const FilterStrides fs = filter_strides(p);
   const size_t Ig = p.in_channels / p.groups, Og = p.out_channels / p.groups, KH = p.kernel_h, KW = p.kernel_w;
@@ -60,6 +64,15 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
     return prepared;
   }
   const size_t rows = KH * KW * Ig;
+  if (!p.nhwc) {
+    prepared->rows.resize(p.out_channels * rows);
+    for (size_t o = 0; o < p.out_channels; ++o)
+      for (size_t i = 0; i < Ig; ++i)
+        for (size_t kh = 0; kh < KH; ++kh)
+          for (size_t kw = 0; kw < KW; ++kw)
+            prepared->rows[o * rows + (i * KH + kh) * KW + kw] = load_float(filter, type, o * fs.o + i * fs.i + kh * fs.h + kw * fs.w);
+    return prepared;
+  }
   std::vector<float> matrix(rows * Og);
   for (size_t g = 0; g < p.groups; ++g) {
     for (size_t kh = 0; kh < KH; ++kh)
@@ -71,47 +84,6 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
     prepared->groups.push_back(pack_b_f32(rows, Og, matrix.data(), Og));
   }
   return prepared;
-}
-
-// Copies the input into float32 NHWC.
-void input_to_nhwc(const Conv2dParams& p, DataType type, const void* in, float* out, ThreadPool* pool) {
-  const size_t C = p.in_channels, HW = p.in_h * p.in_w;
-  if (p.nhwc) {
-    if (type == DataType::kFloat32) {
-      std::memcpy(out, in, p.batch * HW * C * sizeof(float));
-      return;
-    }
-    const float16* h = static_cast<const float16*>(in);
-    for (size_t i = 0; i < p.batch * HW * C; ++i) out[i] = half_to_float(h[i].bits);
-    return;
-  }
-  pool->parallel_for(p.batch * C, 4, [&](size_t begin, size_t end) {
-    for (size_t nc = begin; nc < end; ++nc) {
-      const size_t n = nc / C, c = nc % C;
-      float* dst = out + n * HW * C + c;
-      for (size_t i = 0; i < HW; ++i) dst[i * C] = load_float(in, type, nc * HW + i);
-    }
-  });
-}
-
-// Writes float32 NHWC results to the output in its layout and dtype.
-void output_from_nhwc(const Conv2dParams& p, DataType type, const float* in, void* out, ThreadPool* pool) {
-  const size_t O = p.out_channels, HW = p.out_h * p.out_w, total = p.batch * HW * O;
-  auto store_at = [&](size_t index, float v) {
-    if (type == DataType::kFloat16) static_cast<float16*>(out)[index].bits = float_to_half(v);
-    else static_cast<float*>(out)[index] = v;
-  };
-  if (p.nhwc) {
-    for (size_t i = 0; i < total; ++i) store_at(i, in[i]);
-    return;
-  }
-  pool->parallel_for(p.batch * O, 4, [&](size_t begin, size_t end) {
-    for (size_t no = begin; no < end; ++no) {
-      const size_t n = no / O, o = no % O;
-      const float* src = in + n * HW * O + o;
-      for (size_t i = 0; i < HW; ++i) store_at(no * HW + i, src[i * O]);
-    }
-  });
 }
 
 void depthwise_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool) {
@@ -190,6 +162,99 @@ void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float*
   });
 }
 
+// Depthwise on NCHW planes: each output row accumulates whole input row segments.
+void depthwise_nchw(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool) {
+  const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w;
+  const size_t KH = p.kernel_h, KW = p.kernel_w, sw = p.stride_w;
+  const float lo = p.activation_min, hi = p.activation_max;
+  pool->parallel_for(p.batch * C, 1, [&](size_t begin, size_t end) {
+    for (size_t nc = begin; nc < end; ++nc) {
+      const size_t c = nc % C;
+      const float* plane = in + nc * H * W;
+      float* dst_plane = out + nc * OH * OW;
+      const float b = f.bias.empty() ? 0.0f : f.bias[c];
+      for (size_t oy = 0; oy < OH; ++oy) {
+        float* dst = dst_plane + oy * OW;
+        std::fill(dst, dst + OW, b);
+        for (size_t kh = 0; kh < KH; ++kh) {
+          const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
+          if (y < 0 || y >= (long long)H) continue;
+          const float* src = plane + size_t(y) * W;
+          for (size_t kw = 0; kw < KW; ++kw) {
+            const float w = f.depthwise[(kh * KW + kw) * C + c];
+            // Output columns whose input column x = ox*sw + kw*dw - pad lies in [0, W).
+            const long long shift = (long long)(kw * p.dilation_w) - (long long)p.pad_left;
+            long long first = shift >= 0 ? 0 : (-shift + (long long)sw - 1) / (long long)sw;
+            long long last = ((long long)W - 1 - shift) < 0 ? -1 : ((long long)W - 1 - shift) / (long long)sw;
+            last = std::min(last, (long long)OW - 1);
+            for (long long ox = first; ox <= last; ++ox) dst[ox] += w * src[ox * (long long)sw + shift];
+          }
+        }
+        for (size_t ox = 0; ox < OW; ++ox) dst[ox] = std::min(std::max(dst[ox], lo), hi);
+      }
+    }
+  });
+}
+
+// Packs the im2col matrix of one image and group, [I/g*kH*kW][OH*OW], straight into GEMM B panels.
+void pack_im2col_nchw(const Conv2dParams& p, const float* image, size_t g, PackedB& packed, ThreadPool* pool) {
+  const size_t H = p.in_h, W = p.in_w, OW = p.out_w, KH = p.kernel_h, KW = p.kernel_w;
+  const size_t Ig = p.in_channels / p.groups, pixels = p.out_h * p.out_w, nr = packed.nr, K = packed.K;
+  const size_t panels = (pixels + nr - 1) / nr;
+  float* base = reinterpret_cast<float*>(packed.data->data());
+  pool->parallel_for(panels, 1, [&](size_t begin, size_t end) {
+    for (size_t panel = begin; panel < end; ++panel) {
+      float* dst = base + panel * K * nr;
+      const size_t p0 = panel * nr, count = std::min(nr, pixels - p0);
+      for (size_t i = 0; i < Ig; ++i) {
+        const float* plane = image + (g * Ig + i) * H * W;
+        for (size_t kh = 0; kh < KH; ++kh)
+          for (size_t kw = 0; kw < KW; ++kw, dst += nr) {
+            for (size_t j = 0; j < count; ++j) {
+              const size_t oy = (p0 + j) / OW, ox = (p0 + j) % OW;
+              const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
+              const long long x = (long long)(ox * p.stride_w + kw * p.dilation_w) - (long long)p.pad_left;
+              dst[j] = (y < 0 || y >= (long long)H || x < 0 || x >= (long long)W) ? 0.0f : plane[size_t(y) * W + size_t(x)];
+            }
+            for (size_t j = count; j < nr; ++j) dst[j] = 0.0f;
+          }
+      }
+    }
+  });
+}
+
+// NCHW: per image and group, C[O/g][pixels] = filter rows x im2col columns; output is NCHW as is.
+void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool,
+                    BufferPtr& scratch) {
+  const size_t Ig = p.in_channels / p.groups, Og = p.out_channels / p.groups;
+  const size_t K = Ig * p.kernel_h * p.kernel_w, pixels = p.out_h * p.out_w;
+  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                         p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+  PackedB packed;
+  packed.K = K;
+  packed.N = pixels;
+  packed.nr = gemm_panel_width();
+  const size_t bytes = (pixels + packed.nr - 1) / packed.nr * packed.nr * K * sizeof(float);
+  if (!pointwise) {
+    if (!scratch || scratch->size() < bytes) scratch = std::make_shared<AlignedBuffer>(bytes);
+    packed.data = scratch;
+  }
+  GemmEpilogue ep;
+  ep.bias_per_row = true;
+  ep.min = p.activation_min;
+  ep.max = p.activation_max;
+  for (size_t n = 0; n < p.batch; ++n) {
+    const float* image = in + n * p.in_channels * p.in_h * p.in_w;
+    for (size_t g = 0; g < p.groups; ++g) {
+      if (pointwise) packed = pack_b_f32(K, pixels, image + g * Ig * pixels, pixels);
+      else pack_im2col_nchw(p, image, g, packed, pool);
+      ep.bias = f.bias.empty() ? nullptr : f.bias.data() + g * Og;
+      gemm_f32_packed(Og, pixels, K, f.rows.data() + g * Og * K, K, false, packed,
+                      out + (n * p.out_channels + g * Og) * pixels, pixels, ep, pool);
+    }
+  }
+}
+
 }  // namespace
 
 Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filter_constant,
@@ -197,27 +262,33 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
   std::shared_ptr<PreparedFilter> constant;
   if (filter_constant && (!p.has_bias || bias_constant))
     constant = prepare_filter(p, type, filter_constant, p.has_bias ? bias_constant : nullptr);
-  const bool direct_in = p.nhwc && type == DataType::kFloat32;
-  const bool direct_out = p.nhwc && type == DataType::kFloat32;
+  const bool f32 = type == DataType::kFloat32;
+  auto scratch = std::make_shared<BufferPtr>();  // im2col panels, reused across dispatches
   const size_t in_count = p.batch * p.in_h * p.in_w * p.in_channels;
   const size_t out_count = p.batch * p.out_h * p.out_w * p.out_channels;
   return [=](const KernelArgs& args) {
     auto filter = constant ? constant : prepare_filter(p, type, args.inputs[1], p.has_bias ? args.inputs[2] : nullptr);
     thread_local std::vector<float> in_buffer, out_buffer;
     const float* in = static_cast<const float*>(args.inputs[0]);
-    if (!direct_in) {
-      in_buffer.resize(in_count);
-      input_to_nhwc(p, type, args.inputs[0], in_buffer.data(), args.pool);
-      in = in_buffer.data();
-    }
     float* out = static_cast<float*>(args.outputs[0]);
-    if (!direct_out) {
+    if (!f32) {  // float16 computes in float32: convert on the way in and out
+      in_buffer.resize(in_count);
+      for (size_t i = 0; i < in_count; ++i) in_buffer[i] = load_float(args.inputs[0], type, i);
+      in = in_buffer.data();
       out_buffer.resize(out_count);
       out = out_buffer.data();
     }
-    if (is_depthwise(p)) depthwise_nhwc(p, *filter, in, out, args.pool);
-    else conv_gemm_nhwc(p, *filter, in, out, args.pool);
-    if (!direct_out) output_from_nhwc(p, type, out, args.outputs[0], args.pool);
+    if (p.nhwc) {
+      if (is_depthwise(p)) depthwise_nhwc(p, *filter, in, out, args.pool);
+      else conv_gemm_nhwc(p, *filter, in, out, args.pool);
+    } else {
+      if (is_depthwise(p)) depthwise_nchw(p, *filter, in, out, args.pool);
+      else conv_gemm_nchw(p, *filter, in, out, args.pool, *scratch);
+    }
+    if (!f32) {
+      float16* h = static_cast<float16*>(args.outputs[0]);
+      for (size_t i = 0; i < out_count; ++i) h[i].bits = float_to_half(out[i]);
+    }
   };
 }
 

@@ -39,6 +39,8 @@ void pack_a(const float* A, size_t lda, bool transposed, size_t M, size_t m0, si
 
 }  // namespace
 
+size_t gemm_panel_width() { return kernel_table().gemm_f32.nr; }
+
 PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed) {
   PackedB packed;
   packed.K = K;

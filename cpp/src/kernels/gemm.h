@@ -24,6 +24,8 @@ struct PackedB {
   BufferPtr data;
   const float* panel(size_t p) const { return reinterpret_cast<const float*>(data->data()) + p * K * nr; }
 };
+// The panel width (NR) of the active microkernel, for code that packs B itself.
+size_t gemm_panel_width();
 // B is [K][N] with row stride ldb, or, when `transposed`, [N][K] with row stride ldb.
 PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed = false);
 

@@ -81,7 +81,10 @@ std::vector<OperandDescriptor> infer_conv2d(const OpView& op) {
 Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const OperandInfo& filter = op.info("filter");
   const OperandInfo* bias = op.has("bias") ? &op.info("bias") : nullptr;
-  return make_conv2d_kernel(outputs[0].data_type, conv2d_shape(op).params,
+  Conv2dParams params = conv2d_shape(op).params;
+  params.activation_min = op.activation_min;
+  params.activation_max = op.activation_max;
+  return make_conv2d_kernel(outputs[0].data_type, params,
                             filter.constant_data ? filter.constant_data->data() : nullptr,
                             bias && bias->constant_data ? bias->constant_data->data() : nullptr);
 }
@@ -104,7 +107,10 @@ const OpDef& conv2d_op() {
        {"bias", kFloatTypes, 1, 1, "input"},
        {"output", kFloatTypes, 4, 4}},
       infer_conv2d,
-      lower_conv2d};
+      lower_conv2d,
+      1,
+      false,
+      true};
   return def;
 }
 

@@ -1,0 +1,105 @@
+"""Compiler passes: dead-code removal, activation fusion, views, output binding."""
+import numpy as np
+import pytest
+
+import webnn
+
+
+def _conv_graph(builder, x, w, activation=None, also_output_conv=False):
+    conv = builder.conv2d(x, builder.constant(w), padding=[1, 1, 1, 1])
+    outputs = {}
+    if activation == "relu":
+        outputs["y"] = builder.relu(conv)
+    elif activation == "clamp":
+        outputs["y"] = builder.clamp(conv, min_value=-0.5, max_value=0.25)
+    else:
+        outputs["y"] = conv
+    if also_output_conv:
+        outputs["conv"] = conv
+    return outputs
+
+
+@pytest.mark.parametrize("activation", ["relu", "clamp"])
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+def test_fused_activation_matches_separate_ops(context, activation, layout):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((1, 4, 6, 6)).astype(np.float32)
+    w = rng.standard_normal((5, 4, 3, 3)).astype(np.float32)
+    if layout == "nhwc":
+        x, w = x.transpose(0, 2, 3, 1).copy(), w.transpose(0, 2, 3, 1).copy()
+    options = {} if layout == "nchw" else {"input_layout": "nhwc", "filter_layout": "ohwi"}
+
+    def build(fused):
+        builder = webnn.MLGraphBuilder(context)
+        xi = builder.input("x", data_type="float32", shape=x.shape)
+        conv = builder.conv2d(xi, builder.constant(w), padding=[1, 1, 1, 1], **options)
+        outputs = {}
+        if not fused:  # a second consumer of the conv output prevents fusion
+            outputs["conv"] = builder.identity(conv)
+        outputs["y"] = builder.relu(conv) if activation == "relu" else builder.clamp(conv, min_value=-0.5,
+                                                                                     max_value=0.25)
+        return builder.build(outputs).compute({"x": x})
+
+    fused, separate = build(True), build(False)
+    np.testing.assert_array_equal(fused["y"], separate["y"])
+    if activation == "relu":
+        assert fused["y"].min() == 0.0
+    else:
+        assert fused["y"].min() >= -0.5 and fused["y"].max() <= 0.25
+
+
+def test_conv_output_used_twice_is_not_clamped(context):
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((1, 2, 5, 5)).astype(np.float32)
+    w = rng.standard_normal((3, 2, 3, 3)).astype(np.float32)
+    builder = webnn.MLGraphBuilder(context)
+    xi = builder.input("x", data_type="float32", shape=x.shape)
+    out = builder.build(_conv_graph(builder, xi, w, "relu", also_output_conv=True)).compute({"x": x})
+    assert out["conv"].min() < 0
+    np.testing.assert_array_equal(out["y"], np.maximum(out["conv"], 0))
+
+
+def test_fused_relu_keeps_nan(context):
+    x = np.full((1, 1, 3, 3), np.nan, np.float32)
+    w = np.ones((1, 1, 1, 1), np.float32)
+    builder = webnn.MLGraphBuilder(context)
+    xi = builder.input("x", data_type="float32", shape=x.shape)
+    y = builder.relu(builder.conv2d(xi, builder.constant(w)))
+    assert np.isnan(builder.build({"y": y}).compute({"x": x})["y"]).all()
+
+
+def test_dead_nodes_and_unused_inputs_are_dropped(context):
+    builder = webnn.MLGraphBuilder(context)
+    a = builder.input("a", data_type="float32", shape=[2])
+    unused = builder.input("unused", data_type="float32", shape=[2])
+    builder.mul(unused, unused)  # dead
+    graph = builder.build({"y": builder.relu(a)})
+    assert set(graph.input_descriptors) == {"a"}
+    np.testing.assert_array_equal(graph.compute({"a": np.array([-1, 2], np.float32)})["y"], [0, 2])
+
+
+def test_views_and_duplicate_outputs_are_copied(context):
+    builder = webnn.MLGraphBuilder(context)
+    a = builder.input("a", data_type="float32", shape=[2, 3])
+    r = builder.relu(a)
+    view = builder.reshape(r, [3, 2])
+    input_view = builder.reshape(a, [6])
+    out = builder.build({"r": r, "r_again": r, "view": view, "input_view": input_view}).compute(
+        {"a": np.arange(-3, 3, dtype=np.float32).reshape(2, 3)})
+    np.testing.assert_array_equal(out["r"], out["r_again"])
+    np.testing.assert_array_equal(out["view"], out["r"].reshape(3, 2))
+    np.testing.assert_array_equal(out["input_view"], np.arange(-3, 3, dtype=np.float32))
+
+
+def test_arena_reuse_keeps_values_apart(context):
+    """A long chain reuses arena slots; every intermediate must still be right."""
+    builder = webnn.MLGraphBuilder(context)
+    x = builder.input("x", data_type="float32", shape=[64])
+    value = x
+    for i in range(20):
+        value = builder.add(builder.mul(value, builder.constant("float32", 0.5)), builder.constant("float32", 1.0))
+    data = np.linspace(-4, 4, 64).astype(np.float32)
+    expected = data.astype(np.float64)
+    for i in range(20):
+        expected = expected * 0.5 + 1.0
+    np.testing.assert_allclose(builder.build({"y": value}).compute({"x": data})["y"], expected, rtol=1e-6)
