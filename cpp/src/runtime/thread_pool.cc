@@ -27,7 +27,7 @@ class SharedWorkers {
       next_chunk_.store(0);
       done_chunks_.store(0);
       active_helpers_ = helpers;
-      ++generation_;
+      generation_.fetch_add(1, std::memory_order_release);
     }
     cv_.notify_all();
     work(chunk_fn, chunks);
@@ -62,10 +62,13 @@ class SharedWorkers {
     for (;;) {
       const std::function<void(size_t)>* fn;
       size_t chunks;
+      // Spin briefly for the next region (back-to-back kernels), then park.
+      for (int spin = 0; spin < kSpinIterations && generation_.load(std::memory_order_acquire) == seen; ++spin)
+        pause();
       {
         std::unique_lock<std::mutex> lock(mutex_);
-        cv_.wait(lock, [&] { return generation_ != seen; });
-        seen = generation_;
+        cv_.wait(lock, [&] { return generation_.load() != seen; });
+        seen = generation_.load();
         if (!fn_ || index >= active_helpers_) continue;
         fn = fn_;
         chunks = chunk_count_;
@@ -88,7 +91,15 @@ class SharedWorkers {
   size_t chunk_count_ = 0;
   int active_helpers_ = 0;
   int running_ = 0;
-  uint64_t generation_ = 0;
+  std::atomic<uint64_t> generation_{0};
+  static constexpr int kSpinIterations = 2000;  // about 20-40 us
+  static void pause() {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#else
+    std::this_thread::yield();
+#endif
+  }
   std::atomic<size_t> next_chunk_{0};
   std::atomic<size_t> done_chunks_{0};
 };
