@@ -25,18 +25,14 @@ void raise_error(const Error& e) {
 }
 
 // ---------------------------------------------------------------- dtypes and buffers
+// One dtype object per DataType, made once (parsing a dtype name costs more than a small read).
 py::dtype numpy_dtype(DataType type) {
-  switch (type) {
-    case DataType::kFloat32: return py::dtype("float32");
-    case DataType::kFloat16: return py::dtype("float16");
-    case DataType::kInt32: return py::dtype("int32");
-    case DataType::kUint32: return py::dtype("uint32");
-    case DataType::kInt64: return py::dtype("int64");
-    case DataType::kUint64: return py::dtype("uint64");
-    case DataType::kInt8: return py::dtype("int8");
-    case DataType::kUint8: return py::dtype("uint8");
-  }
-  return py::dtype("float32");
+  static py::dtype* dtypes = [] {
+    auto* out = new py::dtype[kDataTypeCount];  // never freed: outlives the interpreter's teardown
+    for (int i = 0; i < kDataTypeCount; ++i) out[i] = py::dtype(data_type_name(DataType(i)));
+    return out;
+  }();
+  return dtypes[int(type)];
 }
 
 DataType to_data_type(const std::string& name) {
@@ -47,7 +43,12 @@ DataType to_data_type(const std::string& name) {
 
 // What element type a buffer format describes: returns false for formats no MLOperandDataType has.
 bool format_data_type(const std::string& format, size_t itemsize, DataType* out, bool* is_bytes) {
-  char c = format.empty() ? 'B' : format.back();
+  // One optional native-order prefix, then one type code ("<f", "=i", "l", ...).
+  std::string code = format;
+  if (!code.empty() && (code[0] == '@' || code[0] == '=' || code[0] == '<')) code.erase(0, 1);
+  *is_bytes = false;
+  if (code.size() > 1) return false;  // big-endian ('>', '!'), structs, sub-arrays
+  char c = code.empty() ? 'B' : code[0];
   *is_bytes = (c == 'B' || c == 'c') && itemsize == 1;
   switch (c) {
     case 'f': if (itemsize == 4) { *out = DataType::kFloat32; return true; } return false;
@@ -80,7 +81,11 @@ BufferArg get_buffer(py::handle obj, DataType expected, const char* what, bool w
                                            std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
   BufferArg arg;
   py::buffer buffer = py::reinterpret_borrow<py::buffer>(obj);
-  arg.info = buffer.request(writable);
+  try {
+    arg.info = buffer.request(writable);
+  } catch (py::error_already_set& e) {  // read-only memory for an output, object arrays, ...
+    throw Error(ErrorKind::kTypeError, std::string(what) + ": unusable buffer: " + e.what());
+  }
   bool contiguous = true;
   py::ssize_t expect = arg.info.itemsize;
   for (py::ssize_t d = arg.info.ndim - 1; d >= 0; --d) {
@@ -328,14 +333,10 @@ NamedTensors to_named_tensors(const py::dict& d, const char* what) {
   return out;
 }
 
-// Reads into `array` (already validated), waiting with the GIL released.
-void read_into(Context& ctx, const Tensor& tensor, const BufferArg& buffer) {
-  Future<void> f = ctx.read_tensor(tensor, const_cast<void*>(buffer.data()), buffer.bytes());
-  {
-    py::gil_scoped_release release;
-    f.wait();
-  }
-  f.get();
+// Reads into `destination` (already validated), waiting with the GIL released.
+void read_into(Context& ctx, const Tensor& tensor, void* destination, size_t byte_length) {
+  py::gil_scoped_release release;
+  ctx.read_tensor_sync(tensor, destination, byte_length);
 }
 
 py::array new_array_for(const Tensor& tensor) {
@@ -347,6 +348,7 @@ py::array new_array_for(const Tensor& tensor) {
 }  // namespace
 
 void init_formats(py::module_& m);  // formats.cc: .webnn models
+void init_diagnostics(py::module_& m);  // diagnostics.cc: benchmark diagnostics
 
 PYBIND11_MODULE(_core, m) {
   m.doc() = "webnn native core";
@@ -512,12 +514,11 @@ PYBIND11_MODULE(_core, m) {
             if (!tensor.impl()) throw Error(ErrorKind::kTypeError, "readTensor: invalid MLTensor");
             if (out.is_none()) {
               py::array array = new_array_for(tensor);
-              BufferArg b = get_buffer(array, tensor.descriptor().data_type, "readTensor", true);
-              read_into(c, tensor, b);
+              read_into(c, tensor, array.mutable_data(), size_t(array.nbytes()));
               return std::move(array);
             }
             BufferArg b = get_buffer(out, tensor.descriptor().data_type, "readTensor", true);
-            read_into(c, tensor, b);
+            read_into(c, tensor, const_cast<void*>(b.data()), b.bytes());
             return out;
           },
           py::arg("tensor"), py::arg("out") = py::none(),
@@ -591,4 +592,5 @@ PYBIND11_MODULE(_core, m) {
       });
 
   init_formats(m);
+  init_diagnostics(m);
 }

@@ -272,6 +272,8 @@ def _constant(self, *args, **keywords):
 
 
 def _outputs_dict(outputs, keywords):
+    if outputs is not None and not isinstance(outputs, dict):
+        raise TypeError(f"build: outputs must be a dict of name -> MLOperand, got {type(outputs).__name__}")
     outs = dict(outputs or {})
     outs.update(keywords)
     return outs

@@ -5,6 +5,7 @@ One daemon thread here waits on that queue with the GIL released and settles eac
 on its own loop with ``call_soon_threadsafe``. No Python object is touched by native threads.
 """
 import asyncio
+import atexit
 import concurrent.futures
 import threading
 
@@ -13,15 +14,27 @@ from . import _core
 _lock = threading.Lock()
 _entries = {}
 _thread = None
+_stopping = False
+_STOP_ID = 0  # native pending ids start at 1
 
 
 def _resolver():
-    while True:
+    while not _stopping:
         for pending_id in _core.completion_wait(1000):
             with _lock:
                 entry = _entries.pop(pending_id, None)
             if entry is not None:
                 entry()
+
+
+def _stop_resolver():
+    """Ends the resolver before interpreter shutdown: a daemon thread that wakes up in native code
+    during finalization would be torn down mid-call and abort the process."""
+    global _stopping
+    _stopping = True
+    if _thread is not None:
+        _core.completion_post(_STOP_ID)
+        _thread.join(timeout=5)
 
 
 def _ensure_thread():
@@ -30,6 +43,7 @@ def _ensure_thread():
         if _thread is None:
             _thread = threading.Thread(target=_resolver, name="webnn-async-resolver", daemon=True)
             _thread.start()
+            atexit.register(_stop_resolver)
 
 
 def _settle(future, pending, convert):

@@ -138,14 +138,13 @@ class _Call:
 
 
 def _int_list(value, length, minimum=1):
-    """``value`` as a list of ``length`` ints >= ``minimum``, or None when it is not one (the op
-    itself then reports the problem)."""
+    """``value`` as a list of ``length`` ints >= ``minimum`` (fractions truncated, as the op's
+    conversion does), or None when it is not one: the op itself then reports the problem."""
     try:
         items = [int(v) for v in value]
-        exact = all(v == w for v, w in zip(items, value))
     except (TypeError, ValueError, OverflowError):
         return None
-    if not exact or len(items) != length or any(v < minimum for v in items):
+    if len(items) != length or any(v < minimum for v in items):
         return None
     return items
 
@@ -212,11 +211,10 @@ def _resolve_auto_pad(builder, call):
     effective = [(k - 1) * d + 1 for k, d in zip(window, dilations)]
     padding = []
     if call.op == "convTranspose2d":
-        output_sizes = call.options.get("outputSizes")
+        given_sizes = call.options.get("outputSizes")
+        output_sizes = None if given_sizes is None else _int_list(given_sizes, 2)
         output_padding = _int_list(call.option("outputPadding"), 2, minimum=0)
-        if output_sizes is not None:
-            output_sizes = _int_list(output_sizes, 2)
-        if (output_sizes is None) == ("outputSizes" in call.options) or output_padding is None:
+        if (given_sizes is not None and output_sizes is None) or output_padding is None:
             return
         for axis in range(2):
             size, stride = sizes[axis], strides[axis]

@@ -258,6 +258,9 @@ class Context {
   // Copies the tensor into `destination` on the timeline. The caller keeps `destination` alive
   // until the future settles; once it is rejected, nothing more is written to it.
   Future<void> read_tensor(const Tensor& tensor, void* destination, size_t byte_length);
+  // Blocking forms: they run this context's queued work on the calling thread while they wait
+  // (no thread hand-off), and throw the read's error.
+  void read_tensor_sync(const Tensor& tensor, void* destination, size_t byte_length);
   std::vector<uint8_t> read_tensor(const Tensor& tensor);
   // Validates now, runs later, in order with every other call on this context.
   void dispatch(const Graph& graph, const NamedTensors& inputs, const NamedTensors& outputs);

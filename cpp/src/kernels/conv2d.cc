@@ -203,22 +203,42 @@ void pack_im2col_nchw(const Conv2dParams& p, const float* image, size_t g, Packe
   const size_t panels = (pixels + nr - 1) / nr;
   float* base = reinterpret_cast<float*>(packed.data->data());
   pool->parallel_for(panels, 1, [&](size_t begin, size_t end) {
+    std::vector<long long> y0(nr), x0(nr);
     for (size_t panel = begin; panel < end; ++panel) {
       float* dst = base + panel * K * nr;
       const size_t p0 = panel * nr, count = std::min(nr, pixels - p0);
+      for (size_t j = 0; j < count; ++j) {  // top-left input corner of each output pixel
+        y0[j] = (long long)((p0 + j) / OW * p.stride_h) - (long long)p.pad_top;
+        x0[j] = (long long)((p0 + j) % OW * p.stride_w) - (long long)p.pad_left;
+      }
       for (size_t i = 0; i < Ig; ++i) {
         const float* plane = image + (g * Ig + i) * H * W;
         for (size_t kh = 0; kh < KH; ++kh)
           for (size_t kw = 0; kw < KW; ++kw, dst += nr) {
+            const long long dy = (long long)(kh * p.dilation_h), dx = (long long)(kw * p.dilation_w);
             for (size_t j = 0; j < count; ++j) {
-              const size_t oy = (p0 + j) / OW, ox = (p0 + j) % OW;
-              const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
-              const long long x = (long long)(ox * p.stride_w + kw * p.dilation_w) - (long long)p.pad_left;
-              dst[j] = (y < 0 || y >= (long long)H || x < 0 || x >= (long long)W) ? 0.0f : plane[size_t(y) * W + size_t(x)];
+              const long long y = y0[j] + dy, x = x0[j] + dx;
+              dst[j] = (y < 0 || y >= (long long)H || x < 0 || x >= (long long)W) ? 0.0f : plane[y * (long long)W + x];
             }
             for (size_t j = count; j < nr; ++j) dst[j] = 0.0f;
           }
       }
+    }
+  });
+}
+
+// [batch][rows][cols] -> [batch][cols][rows].
+void transpose_planes(const float* in, float* out, size_t batch, size_t rows, size_t cols, ThreadPool* pool) {
+  constexpr size_t kTile = 32;
+  const size_t row_tiles = (rows + kTile - 1) / kTile;
+  pool->parallel_for(batch * row_tiles, 1, [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      const size_t n = t / row_tiles, r0 = (t % row_tiles) * kTile, r1 = std::min(rows, r0 + kTile);
+      const float* src = in + n * rows * cols;
+      float* dst = out + n * rows * cols;
+      for (size_t c0 = 0; c0 < cols; c0 += kTile)
+        for (size_t r = r0; r < r1; ++r)
+          for (size_t c = c0; c < std::min(cols, c0 + kTile); ++c) dst[c * rows + r] = src[r * cols + c];
     }
   });
 }
@@ -259,15 +279,23 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
 
 Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filter_constant,
                           const void* bias_constant) {
+  // NCHW k x k convolutions run through the NHWC path (see the kernel below).
+  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
+                         p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+  const bool nchw_as_nhwc = !p.nhwc && !is_depthwise(p) && !pointwise;
+  Conv2dParams nhwc_params = p;
+  nhwc_params.nhwc = true;
+  const Conv2dParams& filter_params = nchw_as_nhwc ? nhwc_params : p;
   std::shared_ptr<PreparedFilter> constant;
   if (filter_constant && (!p.has_bias || bias_constant))
-    constant = prepare_filter(p, type, filter_constant, p.has_bias ? bias_constant : nullptr);
+    constant = prepare_filter(filter_params, type, filter_constant, p.has_bias ? bias_constant : nullptr);
   const bool f32 = type == DataType::kFloat32;
   auto scratch = std::make_shared<BufferPtr>();  // im2col panels, reused across dispatches
   const size_t in_count = p.batch * p.in_h * p.in_w * p.in_channels;
   const size_t out_count = p.batch * p.out_h * p.out_w * p.out_channels;
   return [=](const KernelArgs& args) {
-    auto filter = constant ? constant : prepare_filter(p, type, args.inputs[1], p.has_bias ? args.inputs[2] : nullptr);
+    auto filter = constant ? constant
+                           : prepare_filter(filter_params, type, args.inputs[1], p.has_bias ? args.inputs[2] : nullptr);
     thread_local std::vector<float> in_buffer, out_buffer;
     const float* in = static_cast<const float*>(args.inputs[0]);
     float* out = static_cast<float*>(args.outputs[0]);
@@ -281,9 +309,18 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
     if (p.nhwc) {
       if (is_depthwise(p)) depthwise_nhwc(p, *filter, in, out, args.pool);
       else conv_gemm_nhwc(p, *filter, in, out, args.pool);
+    } else if (is_depthwise(p)) {
+      depthwise_nchw(p, *filter, in, out, args.pool);
+    } else if (nchw_as_nhwc) {
+      // k x k on NCHW: im2col rows in NHWC beat packing im2col columns; transpose in and out.
+      thread_local std::vector<float> in_nhwc, out_nhwc;
+      in_nhwc.resize(in_count);
+      out_nhwc.resize(out_count);
+      transpose_planes(in, in_nhwc.data(), p.batch, p.in_channels, p.in_h * p.in_w, args.pool);
+      conv_gemm_nhwc(nhwc_params, *filter, in_nhwc.data(), out_nhwc.data(), args.pool);
+      transpose_planes(out_nhwc.data(), out, p.batch, p.out_h * p.out_w, p.out_channels, args.pool);
     } else {
-      if (is_depthwise(p)) depthwise_nchw(p, *filter, in, out, args.pool);
-      else conv_gemm_nchw(p, *filter, in, out, args.pool, *scratch);
+      conv_gemm_nchw(p, *filter, in, out, args.pool, *scratch);
     }
     if (!f32) {
       float16* h = static_cast<float16*>(args.outputs[0]);

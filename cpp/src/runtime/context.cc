@@ -1,6 +1,5 @@
 // MLContext, MLTensor and MLGraph: synchronous validation on the caller, work on the timeline.
 #include <algorithm>
-#include <set>
 
 #include "graph/op_def.h"
 #include "runtime/objects.h"
@@ -89,7 +88,7 @@ void TensorImpl::destroy() {
   auto self_context = context;
   BufferPtr released = std::atomic_exchange(&data, BufferPtr());
   // Release on the timeline, after work submitted earlier (which holds its own references).
-  self_context->timeline->submit([released]() mutable { released.reset(); });
+  self_context->timeline->submit([released]() mutable { released.reset(); }, Timeline::Wake::kSoon);
   self_context->timeline->notify();
 }
 
@@ -161,26 +160,32 @@ void Context::write_tensor(const Tensor& tensor, const void* data, size_t byte_l
   if (byte_length != t->desc.byte_length())
     throw_type_error(str_cat("writeTensor: the buffer has ", byte_length, " bytes but the tensor ",
                              t->desc.to_string(), " needs ", t->desc.byte_length()));
-  // Copy now (the caller may reuse its buffer at once); land the bytes in order on the timeline.
-  auto staging = std::make_shared<std::vector<uint8_t>>((const uint8_t*)data, (const uint8_t*)data + byte_length);
   BufferPtr target = std::atomic_load(&t->data);
   if (!target) throw_type_error("writeTensor: the MLTensor is destroyed");
-  impl_->timeline->run_or_submit([target, staging] { std::memcpy(target->data(), staging->data(), staging->size()); });
+  // An idle timeline takes the bytes at once; otherwise copy them now (the caller may reuse its
+  // buffer at once) and land them in order on the timeline.
+  if (impl_->timeline->run_if_idle([&] { std::memcpy(target->data(), data, byte_length); })) return;
+  auto staging = std::make_shared<std::vector<uint8_t>>((const uint8_t*)data, (const uint8_t*)data + byte_length);
+  impl_->timeline->submit([target, staging] { std::memcpy(target->data(), staging->data(), staging->size()); },
+                          Timeline::Wake::kSoon);
 }
 
-Future<void> Context::read_tensor(const Tensor& tensor, void* destination, size_t byte_length) {
+namespace {
+void check_read(const ContextImpl* context, const Tensor& tensor, size_t byte_length) {
+  check_tensor_use(context, tensor, "readTensor");
+  context->check_not_lost("readTensor");
+  const TensorDescriptor& desc = tensor.impl()->desc;
+  if (!desc.readable) throw_type_error("readTensor: the MLTensor is not readable");
+  if (byte_length != desc.byte_length())
+    throw_type_error(str_cat("readTensor: the buffer has ", byte_length, " bytes but the tensor ",
+                             desc.to_string(), " needs ", desc.byte_length()));
+}
+
+// Queues a validated read; `wake` says whether the worker should run it (kNow) or the caller will
+// wait and run it itself (kSoon).
+Future<void> enqueue_read(const std::shared_ptr<ContextImpl>& context, const Tensor& tensor, void* destination,
+                          size_t byte_length, Timeline::Wake wake) {
   Future<void> future;
-  try {
-    check_tensor_use(impl_.get(), tensor, "readTensor");
-    impl_->check_not_lost("readTensor");
-    if (!tensor.impl()->desc.readable) throw_type_error("readTensor: the MLTensor is not readable");
-    if (byte_length != tensor.impl()->desc.byte_length())
-      throw_type_error(str_cat("readTensor: the buffer has ", byte_length, " bytes but the tensor ",
-                               tensor.impl()->desc.to_string(), " needs ", tensor.impl()->desc.byte_length()));
-  } catch (...) {
-    future.reject(std::current_exception());
-    return future;
-  }
   auto t = tensor.impl();
   auto read = std::make_shared<detail::PendingRead>();
   read->future = future;
@@ -193,8 +198,7 @@ Future<void> Context::read_tensor(const Tensor& tensor, void* destination, size_
     t->reject_pending_reads(ErrorKind::kTypeError, "readTensor: the MLTensor is destroyed");
     return future;
   }
-  auto context = impl_;
-  impl_->timeline->run_or_submit([context, t, read, source, destination, byte_length] {
+  context->timeline->run_or_submit([context, t, read, source, destination, byte_length] {
     {
       std::lock_guard<std::mutex> lock(read->mutex);
       if (!read->cancelled) {
@@ -210,15 +214,35 @@ Future<void> Context::read_tensor(const Tensor& tensor, void* destination, size_
     std::lock_guard<std::mutex> lock(t->mutex);
     auto& v = t->pending_reads;
     v.erase(std::remove(v.begin(), v.end(), read), v.end());
-  });
+  }, wake);
   return future;
+}
+}  // namespace
+
+Future<void> Context::read_tensor(const Tensor& tensor, void* destination, size_t byte_length) {
+  try {
+    check_read(impl_.get(), tensor, byte_length);
+  } catch (...) {
+    Future<void> future;
+    future.reject(std::current_exception());
+    return future;
+  }
+  return enqueue_read(impl_, tensor, destination, byte_length, Timeline::Wake::kNow);
+}
+
+void Context::read_tensor_sync(const Tensor& tensor, void* destination, size_t byte_length) {
+  check_read(impl_.get(), tensor, byte_length);
+  BufferPtr source = std::atomic_load(&tensor.impl()->data);
+  if (!source) throw_type_error("readTensor: the MLTensor is destroyed");
+  if (impl_->timeline->run_if_idle([&] { std::memcpy(destination, source->data(), byte_length); })) return;
+  Future<void> f = enqueue_read(impl_, tensor, destination, byte_length, Timeline::Wake::kSoon);
+  impl_->timeline->help_until([&] { return f.ready(); });
+  f.get();
 }
 
 std::vector<uint8_t> Context::read_tensor(const Tensor& tensor) {
   std::vector<uint8_t> out(tensor.impl() ? tensor.impl()->desc.byte_length() : 0);
-  Future<void> f = read_tensor(tensor, out.data(), out.size());
-  impl_->timeline->help_until([&] { return f.ready(); });
-  f.get();
+  read_tensor_sync(tensor, out.data(), out.size());
   return out;
 }
 
@@ -228,12 +252,14 @@ void Context::dispatch(const Graph& graph, const NamedTensors& inputs, const Nam
   if (g->context != impl_) throw_type_error("dispatch: the MLGraph belongs to another context");
   if (g->destroyed) throw_error(ErrorKind::kInvalidStateError, "dispatch: the MLGraph is destroyed");
   impl_->check_not_lost("dispatch");
-  std::set<const TensorImpl*> used;
+  std::vector<const TensorImpl*> used;  // a handful: a linear scan beats a set
+  used.reserve(inputs.size() + outputs.size());
   auto check_all = [&](const NamedTensors& tensors, const char* kind) {
     for (const auto& [name, tensor] : tensors) {
       if (!tensor.impl()) throw_type_error(str_cat("dispatch: ", kind, " '", name, "' is not an MLTensor"));
-      if (!used.insert(tensor.impl().get()).second)
+      if (std::find(used.begin(), used.end(), tensor.impl().get()) != used.end())
         throw_type_error(str_cat("dispatch: the MLTensor for ", kind, " '", name, "' is used more than once"));
+      used.push_back(tensor.impl().get());
       if (tensor.impl()->context != impl_)
         throw_type_error(str_cat("dispatch: ", kind, " '", name, "' belongs to another context"));
       if (tensor.impl()->destroyed) throw_type_error(str_cat("dispatch: ", kind, " '", name, "' is destroyed"));
@@ -261,6 +287,8 @@ void Context::dispatch(const Graph& graph, const NamedTensors& inputs, const Nam
 
   // Bind in the plan's order (both are sorted by name).
   std::vector<BufferPtr> in_buffers, out_buffers;
+  in_buffers.reserve(inputs.size());
+  out_buffers.reserve(outputs.size());
   auto plan = std::atomic_load(&g->plan);
   auto bind = [](const Tensor& t, std::vector<BufferPtr>& into) {
     BufferPtr b = std::atomic_load(&t.impl()->data);
@@ -273,12 +301,17 @@ void Context::dispatch(const Graph& graph, const NamedTensors& inputs, const Nam
   auto context = impl_;
   impl_->timeline->submit([context, plan, in_buffers = std::move(in_buffers), out_buffers = std::move(out_buffers)] {
     if (context->lost) return;
-    std::vector<const void*> in_ptrs;
-    std::vector<void*> out_ptrs;
-    for (auto& b : in_buffers) in_ptrs.push_back(b->data());
-    for (auto& b : out_buffers) out_ptrs.push_back(b->data());
-    execute_plan(*plan, in_ptrs, out_ptrs, &context->pool);
-  });
+    std::vector<const void*> in_ptrs(in_buffers.size());
+    std::vector<void*> out_ptrs(out_buffers.size());
+    for (size_t i = 0; i < in_buffers.size(); ++i) in_ptrs[i] = in_buffers[i]->data();
+    for (size_t i = 0; i < out_buffers.size(); ++i) out_ptrs[i] = out_buffers[i]->data();
+    try {
+      execute_plan(*plan, in_ptrs, out_ptrs, &context->pool);
+    } catch (const std::exception& e) {
+      // dispatch() has returned: a failure here cannot be reported to it, so it loses the context.
+      context->lose(std::string("dispatch: execution failed: ") + e.what());
+    }
+  }, Timeline::Wake::kSoon);
 }
 
 SupportLimits Context::op_support_limits() const {
@@ -320,7 +353,7 @@ void Graph::destroy() {
   if (impl_->destroyed.exchange(true)) return;
   // Free the compiled plan after work already queued (which holds its own reference).
   std::shared_ptr<Plan> plan = std::atomic_exchange(&impl_->plan, std::shared_ptr<Plan>());
-  impl_->context->timeline->submit([plan]() mutable { plan.reset(); });
+  impl_->context->timeline->submit([plan]() mutable { plan.reset(); }, Timeline::Wake::kSoon);
 }
 
 }  // namespace webnn

@@ -4,6 +4,13 @@
 
 namespace webnn {
 
+namespace {
+using Clock = std::chrono::steady_clock;
+// After activity, the worker polls for kSoon work this often, for this long, before it sleeps.
+constexpr auto kPollPeriod = std::chrono::microseconds(500);
+constexpr auto kLingerTime = std::chrono::milliseconds(20);
+}  // namespace
+
 struct Timeline::State {
   std::mutex mutex;
   std::condition_variable work_cv;    // the worker waits for tasks
@@ -12,6 +19,8 @@ struct Timeline::State {
   bool busy = false;
   bool stop = false;
   int helpers = 0;  // threads in help_until: they run queued work, so the worker need not wake
+  enum class Worker { kAwake, kPolling, kAsleep } worker = Worker::kAwake;
+  Clock::time_point last_activity{};
 
   // Pops and runs the front task; `lock` is held on entry and exit.
   void run_front(std::unique_lock<std::mutex>& lock) {
@@ -31,8 +40,9 @@ struct Timeline::State {
   // Marks the running task done and wakes whoever waits for that; `mutex` is held.
   void finish_task() {
     busy = false;
+    last_activity = Clock::now();
     change_cv.notify_all();
-    if (!queue.empty() && helpers == 0) work_cv.notify_one();
+    if (!queue.empty() && helpers == 0 && worker != Worker::kAwake) work_cv.notify_one();
   }
 };
 
@@ -53,35 +63,44 @@ Timeline::~Timeline() {
 }
 
 void Timeline::worker_loop(std::shared_ptr<State> state) {
+  using Worker = State::Worker;
   std::unique_lock<std::mutex> lock(state->mutex);
   for (;;) {
-    state->work_cv.wait(lock, [&] { return state->stop || (!state->queue.empty() && !state->busy); });
     if (!state->queue.empty() && !state->busy) {
       state->run_front(lock);
       continue;
     }
     if (state->stop && state->queue.empty()) return;
+    if (Clock::now() - state->last_activity < kLingerTime) {
+      state->worker = Worker::kPolling;
+      state->work_cv.wait_for(lock, kPollPeriod);
+    } else {
+      state->worker = Worker::kAsleep;
+      state->work_cv.wait(lock);
+    }
+    state->worker = Worker::kAwake;
   }
 }
 
-void Timeline::submit(std::function<void()> task) {
+void Timeline::submit(std::function<void()> task, Wake wake) {
+  using Worker = State::Worker;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
     state_->queue.push_back(std::move(task));
-    // Whoever runs the current task wakes the worker after it; a waiting helper runs it itself.
-    if (state_->busy || state_->helpers > 0) {
-      if (state_->helpers > 0) state_->change_cv.notify_all();
-      return;
-    }
+    state_->last_activity = Clock::now();
+    // Whoever runs the current task wakes the worker after it; a waiting helper runs it itself;
+    // an awake worker finds it on its next look.
+    if (state_->busy || state_->helpers > 0 || state_->worker == Worker::kAwake) return;
+    if (wake == Wake::kSoon && state_->worker == Worker::kPolling) return;
   }
   state_->work_cv.notify_one();
 }
 
-void Timeline::run_or_submit(std::function<void()> task) {
+void Timeline::run_or_submit(std::function<void()> task, Wake wake) {
   std::unique_lock<std::mutex> lock(state_->mutex);
   if (state_->busy || !state_->queue.empty()) {
     lock.unlock();
-    submit(std::move(task));
+    submit(std::move(task), wake);
     return;
   }
   state_->queue.push_back(std::move(task));
@@ -109,7 +128,7 @@ void Timeline::help_until(const std::function<bool()>& done) {
       continue;
     }
     if (state_->busy) {
-      // The worker runs a task, often a short one: poll a little before sleeping.
+      // Another thread runs a task, often a short one: poll a little before sleeping.
       for (int spin = 0; spin < 64 && state_->busy; ++spin) {
         lock.unlock();
         std::this_thread::yield();
@@ -119,7 +138,7 @@ void Timeline::help_until(const std::function<bool()>& done) {
     }
     state_->change_cv.wait_for(lock, std::chrono::milliseconds(5));
   }
-  // Work left behind goes to the worker.
+  // Work queued behind what this thread waited for goes to the worker.
   if (--state_->helpers == 0 && !state_->queue.empty() && !state_->busy) state_->work_cv.notify_one();
 }
 

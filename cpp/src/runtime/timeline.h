@@ -18,9 +18,13 @@ class Timeline {
   Timeline(const Timeline&) = delete;
   Timeline& operator=(const Timeline&) = delete;
 
-  void submit(std::function<void()> task);
+  // kNow wakes the worker for the task. kSoon is for work nobody waits on yet (dispatch, write,
+  // release): a sleeping worker is woken, but one that was active a moment ago polls instead, and a
+  // caller that then waits runs the task itself. That saves a wake-up and a hand-off per call.
+  enum class Wake { kNow, kSoon };
+  void submit(std::function<void()> task, Wake wake = Wake::kNow);
   // Runs `task` at once on the caller when nothing is queued or running; otherwise queues it.
-  void run_or_submit(std::function<void()> task);
+  void run_or_submit(std::function<void()> task, Wake wake = Wake::kNow);
   // Runs `fn` at once on the caller and returns true when nothing is queued or running (it then
   // holds the timeline's place, so it is in order); returns false, running nothing, otherwise.
   template <class F>

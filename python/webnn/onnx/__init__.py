@@ -1,0 +1,23 @@
+"""ONNX -> WebNN import (needs the ``onnx`` package: ``pip install webnn[onnx]``).
+
+    graph = webnn.onnx.load("model.onnx", context, input_shapes={"x": [1, 3, 224, 224]})
+    builder, inputs, outputs = webnn.onnx.convert("model.onnx", context)   # to extend or save
+    webnn.onnx.convert_to_webnn("model.onnx", "model.webnn", override_dims={"batch": 1})
+
+Every graph input needs a static shape: symbolic dimensions are pinned by name with
+``override_dims={"batch": 1}``, unnamed ones (``?``, ``-1``) with ``input_shapes={"x": [...]}``.
+Subgraphs that compute only shapes (Shape, Gather, Concat, Range, ...) and every node whose inputs
+are all constants are evaluated with NumPy at conversion time, so the WebNN graph holds only the
+runtime work. ONNX ``bool`` tensors become ``uint8`` 0/1 operands.
+
+Errors:
+
+- :class:`webnn.NotSupportedError`: an ONNX op, attribute value, data type or data-dependent
+  shape that WebNN cannot express; the message names the node, its op type and the reason;
+- :class:`TypeError`: bad arguments (an unknown input name, a wrong rank, a dimension left
+  symbolic), or a malformed model that WebNN's builder rejects (the message starts with the
+  ``[node name]`` label of the failing builder call).
+"""
+from ._convert import SUPPORTED_OPS, convert, convert_to_webnn, load
+
+__all__ = ["SUPPORTED_OPS", "convert", "convert_to_webnn", "load"]

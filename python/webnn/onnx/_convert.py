@@ -1,0 +1,260 @@
+"""The converter: walks an ONNX graph in order, folding constant nodes with NumPy and mapping the
+others to MLGraphBuilder calls (the per-op mappings are in ``_ops``)."""
+import os
+
+import numpy as np
+
+from .. import _core
+from .._api import MLGraphBuilder, create_context
+from .._errors import NotSupportedError
+from . import _folding, _prepare
+from ._ops import HANDLERS
+
+SUPPORTED_OPS = tuple(sorted(HANDLERS))
+
+# ONNX TensorProto element types -> WebNN data types (bool is carried as uint8 0/1).
+_WEBNN_TYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "uint8", 10: "float16",
+                12: "uint32", 13: "uint64"}
+_ONNX_TYPE_NAMES = {0: "undefined", 1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
+                    7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64",
+                    14: "complex64", 15: "complex128", 16: "bfloat16"}
+_NUMPY_TO_WEBNN = {"float32": "float32", "float16": "float16", "int32": "int32", "uint32": "uint32",
+                   "int64": "int64", "uint64": "uint64", "int8": "int8", "uint8": "uint8", "bool": "uint8"}
+_DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def onnx_type_name(elem_type):
+    return _ONNX_TYPE_NAMES.get(elem_type, f"type {elem_type}")
+
+
+def webnn_type(elem_type):
+    """The WebNN data type of an ONNX element type, or None."""
+    return _WEBNN_TYPES.get(elem_type)
+
+
+class Converter:
+    """State of one conversion. Values are NumPy arrays (known at conversion time) or MLOperands."""
+
+    def __init__(self, model, builder, context):
+        self.model = model
+        self.builder = builder
+        self.opset = _prepare.default_opset(model)
+        self.values = {"": None}
+        self._constants = {}  # id(array) -> (array, MLOperand): one builder constant per array
+        self._infos = {info["name"]: info for info in _core.op_infos()}
+        self._limits = context.op_support_limits()
+        self.node = None
+        self.label = ""
+
+    # ------------------------------------------------------------ errors
+    def where(self):
+        return f"ONNX node '{self.label}' ({self.node.op_type})" if self.node is not None else "ONNX graph"
+
+    def unsupported(self, reason):
+        return NotSupportedError(f"{self.where()}: {reason}")
+
+    # ------------------------------------------------------------ values
+    def is_const(self, name):
+        return isinstance(self.values.get(name), np.ndarray)
+
+    def has(self, node, index):
+        return index < len(node.input) and node.input[index] != ""
+
+    def value(self, name):
+        if name not in self.values:
+            raise TypeError(f"{self.where()}: input '{name}' is not produced by any earlier node, initializer or input")
+        return self.values[name]
+
+    def const(self, name, what="this input"):
+        """The NumPy value of a conversion-time constant input."""
+        value = self.value(name)
+        if not isinstance(value, np.ndarray):
+            error = self.unsupported(f"{what} ('{name}') must be known at conversion time, but it is computed "
+                                     "from graph inputs at run time (WebNN shapes and parameters are static)")
+            error.runtime_value = name  # lets callers retry with that value fixed
+            raise error
+        return value
+
+    def shape(self, name):
+        value = self.value(name)
+        return list(value.shape)
+
+    def rank(self, name):
+        return len(self.value(name).shape)
+
+    def dtype(self, name):
+        """The value's data type name: a WebNN name, or 'bool' for NumPy bool constants."""
+        value = self.value(name)
+        if isinstance(value, np.ndarray):
+            return value.dtype.name
+        return value.data_type
+
+    def operand(self, name_or_array, data_type=None):
+        """The MLOperand for an input name or NumPy array; constants become builder constants."""
+        value = self.value(name_or_array) if isinstance(name_or_array, str) else name_or_array
+        if not isinstance(value, np.ndarray):
+            if data_type is not None and value.data_type != data_type:
+                value = self.op("cast", value, data_type)
+            return value
+        if data_type is not None:
+            value = value.astype(np.dtype(data_type))
+        cached = self._constants.get(id(value))
+        if cached is not None and cached[0] is value:
+            return cached[1]
+        webnn_name = _NUMPY_TO_WEBNN.get(value.dtype.name)
+        if webnn_name is None:
+            raise self.unsupported(f"a {value.dtype.name} tensor is used at run time; WebNN has no such data type")
+        if 0 in value.shape:
+            raise self.unsupported("a zero-sized tensor is used at run time; WebNN has no empty tensors")
+        array = np.require(value.astype(np.uint8) if value.dtype == np.bool_ else value, requirements="C")
+        operand = self.builder.constant({"dataType": webnn_name, "shape": list(array.shape)}, array)
+        self._constants[id(value)] = (value, operand)
+        return operand
+
+    def set(self, name, value):
+        if name:
+            if isinstance(value, np.ndarray) or not hasattr(value, "data_type"):
+                value = np.asarray(value)
+            self.values[name] = value
+
+    # ------------------------------------------------------------ builder calls
+    def op(self, name, *args, **options):
+        """Calls builder op ``name`` (its camelCase name) labelled with the current node, after
+        checking its operands against the context's opSupportLimits."""
+        info = self._infos[name]
+        limits = self._limits.get(name, {})
+        for spec, arg in zip(info["arguments"], args):
+            if spec["kind"] == "operand":
+                self._check_limits(name, spec["name"], arg, limits)
+            elif spec["kind"] == "operands":
+                for item in arg:
+                    self._check_limits(name, spec["name"], item, limits)
+        for key, arg in options.items():
+            if hasattr(arg, "data_type"):
+                self._check_limits(name, key, arg, limits)
+        return getattr(self.builder, name)(*args, label=self.label, **options)
+
+    def _check_limits(self, op, argument, operand, limits):
+        limit = limits.get(argument)
+        if not limit:
+            return
+        if operand.data_type not in limit["dataTypes"]:
+            raise self.unsupported(f"WebNN {op} does not take a {operand.data_type} {argument} "
+                                   f"(it takes {', '.join(limit['dataTypes'])})")
+        rank = len(operand.shape)
+        if not limit["rankRange"]["min"] <= rank <= limit["rankRange"]["max"]:
+            raise self.unsupported(f"WebNN {op} does not take a rank-{rank} {argument} "
+                                   f"(ranks {limit['rankRange']['min']}..{limit['rankRange']['max']})")
+
+    # ------------------------------------------------------------ the walk
+    def run_nodes(self, nodes, opset):
+        for index, node in enumerate(nodes):
+            self.node = node
+            self.label = node.name or f"{node.op_type}_{index}"
+            if node.domain not in _DEFAULT_DOMAINS:
+                raise self.unsupported(f"the operator domain '{node.domain}' is not supported (only the default ONNX domain)")
+            if _folding.can_fold(self, node):
+                outputs = _folding.evaluate(self, node, opset)
+            else:
+                handler = HANDLERS.get(node.op_type)
+                if handler is None:
+                    raise self.unsupported("this operator has no WebNN mapping")
+                outputs = handler(self, node, opset)
+            if not isinstance(outputs, (list, tuple)):
+                outputs = [outputs]
+            for name, value in zip(node.output, outputs):
+                if name and value is None:
+                    raise self.unsupported(f"output '{name}' is not supported")
+                self.set(name, value)
+        self.node = None
+
+
+def _as_model(model):
+    onnx = _prepare.onnx_module()
+    if isinstance(model, onnx.ModelProto):
+        return model
+    if isinstance(model, (str, bytes, os.PathLike)):
+        path = os.fspath(model)
+        if isinstance(path, bytes):
+            path = path.decode()
+        if not os.path.isfile(path):
+            raise FileNotFoundError(f"webnn.onnx: no such model file: {path}")
+        return onnx.load(path)
+    raise TypeError(f"webnn.onnx: expected a path or an onnx.ModelProto, got {type(model).__name__}")
+
+
+def convert(model, context=None, *, override_dims=None, input_shapes=None, builder=None):
+    """Converts an ONNX model (a path or an ``onnx.ModelProto``) into WebNN builder calls.
+
+    Returns ``(builder, inputs, outputs)``: the MLGraphBuilder (a new one on ``context``, or the
+    given ``builder``), ``{input name: {"dataType", "shape"}}`` and ``{output name: MLOperand}``.
+    ``builder.build(outputs)`` compiles the graph; ``webnn.save(path, outputs)`` writes it.
+    ``override_dims`` pins symbolic dimensions by name (``{"batch": 1}``); ``input_shapes`` gives
+    whole input shapes (``{"x": [1, 3, 48, 320]}``), for unnamed dimensions.
+    """
+    model = _as_model(model)
+    if builder is not None and not isinstance(builder, MLGraphBuilder):
+        raise TypeError(f"convert: builder must be an MLGraphBuilder, got {type(builder).__name__}")
+    if context is None:
+        context = builder.context if builder is not None and hasattr(builder, "context") else create_context()
+    if builder is None:
+        builder = MLGraphBuilder(context)
+    model, input_types = _prepare.pin_and_infer(model, override_dims, input_shapes)
+    converter = Converter(model, builder, context)
+    graph = model.graph
+    inputs = {}
+    for name, array in _prepare.initializers(graph).items():
+        converter.set(name, array)
+    for info in graph.input:
+        if info.name in converter.values:
+            continue  # an initializer listed as an input (IR < 4): a constant, as in ONNX Runtime
+        elem_type, shape = input_types[info.name]
+        data_type = webnn_type(elem_type)
+        if data_type is None:
+            raise NotSupportedError(f"ONNX graph input '{info.name}' has type {onnx_type_name(elem_type)}, "
+                                    "which WebNN does not have")
+        inputs[info.name] = {"dataType": data_type, "shape": list(shape)}
+        converter.set(info.name, builder.input(info.name, data_type=data_type, shape=list(shape)))
+    converter.run_nodes(graph.node, converter.opset)
+    outputs = {}
+    used = {id(converter.values[name]) for name in inputs}  # an input can be an output only through identity
+    for info in graph.output:
+        value = converter.value(info.name)
+        if isinstance(value, np.ndarray) or id(value) in used:
+            value = builder.identity(converter.operand(value) if isinstance(value, np.ndarray) else value,
+                                     label=f"output {info.name}")
+        used.add(id(value))
+        outputs[info.name] = value
+    _prepare.check_inferred_shapes(model, converter.values)
+    return builder, inputs, outputs
+
+
+def load(model, context=None, *, override_dims=None, input_shapes=None):
+    """Converts an ONNX model (a path or an ``onnx.ModelProto``) and returns the built MLGraph.
+
+    ``webnn.save(path, graph)`` can write the result as a ``.webnn`` model.
+    """
+    builder, _, outputs = convert(model, context, override_dims=override_dims, input_shapes=input_shapes)
+    graph = builder.build(outputs)
+    try:
+        graph._webnn_outputs = outputs  # what webnn.save(path, graph) writes
+    except AttributeError:
+        pass
+    return graph
+
+
+def convert_to_webnn(model, out_path, *, override_dims=None, input_shapes=None, context=None, **save_options):
+    """Converts an ONNX model and writes it as a ``.webnn`` model (``webnn.save``) to ``out_path``.
+
+    ``save_options`` go to :func:`webnn.save` (``format``, ``weights``, ``name``). Returns
+    ``{"inputs": {name: descriptor}, "outputs": {name: descriptor}}``.
+    """
+    from .. import formats
+
+    save = getattr(formats, "save", None)
+    if save is None:
+        raise NotSupportedError("convert_to_webnn: this build has no webnn.save (.webnn writer)")
+    _, inputs, outputs = convert(model, context, override_dims=override_dims, input_shapes=input_shapes)
+    save(out_path, outputs, **save_options)
+    return {"inputs": inputs,
+            "outputs": {name: {"dataType": o.data_type, "shape": list(o.shape)} for name, o in outputs.items()}}
