@@ -210,11 +210,33 @@ def test_recurrent_activations(context):
                 lambda b, o: b.gru(o["x"], o["w"], o["r"], 2, hidden, {"activations": [b.sigmoid(), "relu"]}),
                 lambda b, o: b.gru(o["x"], o["w"], o["r"], 2, hidden, {"activations": ["sigmoid", "relu"]}),
                 seq_inputs)
+    if "lstmCell" in REGISTERED:
+        lstm_inputs = {"x": random(batch, size), "w": random(4 * hidden, size), "r": random(4 * hidden, hidden),
+                       "h": random(batch, hidden), "c": random(batch, hidden)}
+        assert_same(context,
+                    lambda b, o: b.lstm_cell(o["x"], o["w"], o["r"], o["h"], o["c"], hidden,
+                                             activations=[b.sigmoid(), b.relu(), b.tanh()]),
+                    lambda b, o: b.lstm_cell(o["x"], o["w"], o["r"], o["h"], o["c"], hidden,
+                                             activations=["sigmoid", "relu", "tanh"]), lstm_inputs)
     builder = webnn.MLGraphBuilder(context)
     ops = {k: builder.input(k, {"dataType": "float32", "shape": list(v.shape)}) for k, v in cell_inputs.items()}
     with pytest.raises(TypeError, match=LBL + " gruCell: .*no MLRecurrentNetworkActivation equivalent"):
         builder.gru_cell(ops["x"], ops["w"], ops["r"], ops["h"], hidden, activations=[builder.relu(), builder.elu()],
                          label="lbl")
+
+
+@needs("conv2d", "relu", "gruCell")
+def test_current_forms_are_unchanged(builder):
+    x = builder.input("x", {"dataType": "float32", "shape": [1, 1, 3, 3]})
+    w = builder.input("w", {"dataType": "float32", "shape": [1, 1, 1, 1]})
+    with pytest.raises(TypeError, match="unknown option 'paddin'"):
+        builder.conv2d(x, w, {"paddin": [0, 0, 0, 0]})
+    with pytest.raises(TypeError, match="unexpected keyword argument 'paddin'"):
+        builder.conv2d(x, w, paddin=[0, 0, 0, 0])
+    with pytest.raises(TypeError, match="required"):
+        builder.relu(None)
+    assert isinstance(builder.relu(x), webnn.MLOperand)
+    assert builder.conv2d(x, w, {"padding": [1, 1, 1, 1], "label": "c"}).shape == [1, 1, 5, 5]
 
 
 # ---------------------------------------------------------------- autoPad

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "kernels/conv.h"
+#include "kernels/conv_depthwise.h"
 #include "kernels/gemm.h"
 #include "kernels/kernel_util.h"
 #include "runtime/thread_pool.h"
@@ -86,35 +87,6 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
   return prepared;
 }
 
-void depthwise_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool) {
-  const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w;
-  const size_t KH = p.kernel_h, KW = p.kernel_w;
-  const float lo = p.activation_min, hi = p.activation_max;
-  pool->parallel_for(p.batch * OH, 1, [&](size_t begin, size_t end) {
-    std::vector<float> acc(C);
-    for (size_t row = begin; row < end; ++row) {
-      const size_t n = row / OH, oy = row % OH;
-      for (size_t ox = 0; ox < OW; ++ox) {
-        if (f.bias.empty()) std::fill(acc.begin(), acc.end(), 0.0f);
-        else std::copy(f.bias.begin(), f.bias.end(), acc.begin());
-        for (size_t kh = 0; kh < KH; ++kh) {
-          const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
-          if (y < 0 || y >= (long long)H) continue;
-          for (size_t kw = 0; kw < KW; ++kw) {
-            const long long x = (long long)(ox * p.stride_w + kw * p.dilation_w) - (long long)p.pad_left;
-            if (x < 0 || x >= (long long)W) continue;
-            const float* src = in + ((n * H + size_t(y)) * W + size_t(x)) * C;
-            const float* w = &f.depthwise[(kh * KW + kw) * C];
-            for (size_t c = 0; c < C; ++c) acc[c] += src[c] * w[c];
-          }
-        }
-        float* dst = out + ((n * OH + oy) * OW + ox) * C;
-        for (size_t c = 0; c < C; ++c) dst[c] = std::min(hi, std::max(lo, acc[c]));
-      }
-    }
-  });
-}
-
 // Grouped or plain convolution through im2col chunks of output pixels.
 void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool) {
   const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w, O = p.out_channels;
@@ -158,40 +130,6 @@ void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float*
       GemmEpilogue chunk_ep = ep;
       chunk_ep.bias = f.bias.empty() ? nullptr : f.bias.data() + g * Og;
       gemm_f32_packed(count, Og, K, rows.data(), K, false, f.groups[g], out + c0 * O + g * Og, O, chunk_ep, nullptr);
-    }
-  });
-}
-
-// Depthwise on NCHW planes: each output row accumulates whole input row segments.
-void depthwise_nchw(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool) {
-  const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w;
-  const size_t KH = p.kernel_h, KW = p.kernel_w, sw = p.stride_w;
-  const float lo = p.activation_min, hi = p.activation_max;
-  pool->parallel_for(p.batch * C, 1, [&](size_t begin, size_t end) {
-    for (size_t nc = begin; nc < end; ++nc) {
-      const size_t c = nc % C;
-      const float* plane = in + nc * H * W;
-      float* dst_plane = out + nc * OH * OW;
-      const float b = f.bias.empty() ? 0.0f : f.bias[c];
-      for (size_t oy = 0; oy < OH; ++oy) {
-        float* dst = dst_plane + oy * OW;
-        std::fill(dst, dst + OW, b);
-        for (size_t kh = 0; kh < KH; ++kh) {
-          const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
-          if (y < 0 || y >= (long long)H) continue;
-          const float* src = plane + size_t(y) * W;
-          for (size_t kw = 0; kw < KW; ++kw) {
-            const float w = f.depthwise[(kh * KW + kw) * C + c];
-            // Output columns whose input column x = ox*sw + kw*dw - pad lies in [0, W).
-            const long long shift = (long long)(kw * p.dilation_w) - (long long)p.pad_left;
-            long long first = shift >= 0 ? 0 : (-shift + (long long)sw - 1) / (long long)sw;
-            long long last = ((long long)W - 1 - shift) < 0 ? -1 : ((long long)W - 1 - shift) / (long long)sw;
-            last = std::min(last, (long long)OW - 1);
-            for (long long ox = first; ox <= last; ++ox) dst[ox] += w * src[ox * (long long)sw + shift];
-          }
-        }
-        for (size_t ox = 0; ox < OW; ++ox) dst[ox] = std::min(std::max(dst[ox], lo), hi);
-      }
     }
   });
 }
@@ -282,7 +220,8 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
   // NCHW k x k convolutions run through the NHWC path (see the kernel below).
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                          p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
-  const bool nchw_as_nhwc = !p.nhwc && !is_depthwise(p) && !pointwise;
+  // Narrow NCHW depthwise planes vectorize poorly along rows: they vectorize over channels in NHWC.
+  const bool nchw_as_nhwc = !p.nhwc && ((!is_depthwise(p) && !pointwise) || (is_depthwise(p) && p.out_w < 32));
   Conv2dParams nhwc_params = p;
   nhwc_params.nhwc = true;
   const Conv2dParams& filter_params = nchw_as_nhwc ? nhwc_params : p;
@@ -307,20 +246,26 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
       out = out_buffer.data();
     }
     if (p.nhwc) {
-      if (is_depthwise(p)) depthwise_nhwc(p, *filter, in, out, args.pool);
+      if (is_depthwise(p)) depthwise_conv2d(p, filter->depthwise.data(), filter->bias.empty() ? nullptr : filter->bias.data(), in, out, args.pool);
       else conv_gemm_nhwc(p, *filter, in, out, args.pool);
-    } else if (is_depthwise(p)) {
-      depthwise_nchw(p, *filter, in, out, args.pool);
     } else if (nchw_as_nhwc) {
       // k x k on NCHW: im2col rows in NHWC beat packing im2col columns; transpose in and out.
       thread_local std::vector<float> in_nhwc, out_nhwc;
       in_nhwc.resize(in_count);
       out_nhwc.resize(out_count);
       transpose_planes(in, in_nhwc.data(), p.batch, p.in_channels, p.in_h * p.in_w, args.pool);
-      conv_gemm_nhwc(nhwc_params, *filter, in_nhwc.data(), out_nhwc.data(), args.pool);
+      if (is_depthwise(p))
+        depthwise_conv2d(nhwc_params, filter->depthwise.data(), filter->bias.empty() ? nullptr : filter->bias.data(),
+                         in_nhwc.data(), out_nhwc.data(), args.pool);
+      else
+        conv_gemm_nhwc(nhwc_params, *filter, in_nhwc.data(), out_nhwc.data(), args.pool);
       transpose_planes(out_nhwc.data(), out, p.batch, p.out_h * p.out_w, p.out_channels, args.pool);
     } else {
-      conv_gemm_nchw(p, *filter, in, out, args.pool, *scratch);
+      if (is_depthwise(p))
+        depthwise_conv2d(p, filter->depthwise.data(), filter->bias.empty() ? nullptr : filter->bias.data(), in, out,
+                         args.pool);
+      else
+        conv_gemm_nchw(p, *filter, in, out, args.pool, *scratch);
     }
     if (!f32) {
       float16* h = static_cast<float16*>(args.outputs[0]);

@@ -1,0 +1,10 @@
+// The depthwise kernels compiled with this file's ISA flags (see CMakeLists.txt).
+#include "kernels/conv_depthwise.h"
+
+#if defined(__x86_64__) || defined(_M_X64)
+namespace webnn {
+namespace avx2 {
+#include "kernels/conv_depthwise_impl.h"
+}  // namespace avx2
+}  // namespace webnn
+#endif

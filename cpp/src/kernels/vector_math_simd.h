@@ -1,0 +1,113 @@
+// The SIMD layer of the per-ISA kernels: GCC/Clang vector types of the ISA's width (operators,
+// comparisons giving lane masks, `mask ? a : b` selects) plus the few operations that need
+// intrinsics. The including translation unit defines WEBNN_KERNEL_ISA (its namespace) and
+// WEBNN_KERNEL_ISA_LEVEL (1: AVX2+FMA+F16C, 2: AVX-512F/BW/DQ/VL) and is built with those flags.
+#pragma once
+#if !defined(WEBNN_KERNEL_ISA) || !defined(WEBNN_KERNEL_ISA_LEVEL) || WEBNN_KERNEL_ISA_LEVEL < 1
+#error "vector_math_simd.h is for the AVX2 / AVX-512 kernel translation units"
+#endif
+#include <immintrin.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+namespace webnn {
+namespace WEBNN_KERNEL_ISA {
+namespace simd {
+
+#if WEBNN_KERNEL_ISA_LEVEL >= 2
+constexpr size_t kLanes = 16;
+#else
+constexpr size_t kLanes = 8;
+#endif
+
+template <class T>
+struct VecOf {
+  typedef T type __attribute__((vector_size(kLanes * sizeof(T))));
+};
+// kLanes elements of T.
+template <class T>
+using Vec = typename VecOf<T>::type;
+using VF = Vec<float>;
+using VI = Vec<int32_t>;  // also the lane masks of VF comparisons (all ones / zero)
+using VU = Vec<uint32_t>;
+
+template <class V>
+inline V load(const void* p) {
+  V v;
+  std::memcpy(&v, p, sizeof(V));
+  return v;
+}
+template <class V>
+inline void store(void* p, V v) {
+  std::memcpy(p, &v, sizeof(V));
+}
+
+// Casts between vector types of the same size reinterpret the bits.
+inline VF bits_to_float(VU u) { return VF(u); }
+inline VU float_bits(VF v) { return VU(v); }
+
+#if WEBNN_KERNEL_ISA_LEVEL >= 2
+inline VF splat(float x) { return VF(_mm512_set1_ps(x)); }
+inline VI splat_i(int32_t x) { return VI(_mm512_set1_epi32(x)); }
+inline VF fma(VF a, VF b, VF c) { return VF(_mm512_fmadd_ps(__m512(a), __m512(b), __m512(c))); }
+inline VF sqrt(VF a) { return VF(_mm512_sqrt_ps(__m512(a))); }
+template <int kMode>
+inline VF round(VF a) { return VF(_mm512_roundscale_ps(__m512(a), kMode | _MM_FROUND_NO_EXC)); }
+inline VF load_half(const uint16_t* p) {
+  return VF(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+}
+inline void store_half(uint16_t* p, VF v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(__m512(v), _MM_FROUND_TO_NEAREST_INT));
+}
+inline bool any(VI mask) { return _mm512_movepi32_mask(__m512i(mask)) != 0; }
+inline VI widen_u8(const uint8_t* p) {
+  return VI(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+inline VI widen_i8(const uint8_t* p) {
+  return VI(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+// The low byte of each lane.
+inline void narrow_u8(uint8_t* p, VI v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(__m512i(v)));
+}
+#else
+inline VF splat(float x) { return VF(_mm256_set1_ps(x)); }
+inline VI splat_i(int32_t x) { return VI(_mm256_set1_epi32(x)); }
+inline VF fma(VF a, VF b, VF c) { return VF(_mm256_fmadd_ps(__m256(a), __m256(b), __m256(c))); }
+inline VF sqrt(VF a) { return VF(_mm256_sqrt_ps(__m256(a))); }
+template <int kMode>
+inline VF round(VF a) { return VF(_mm256_round_ps(__m256(a), kMode | _MM_FROUND_NO_EXC)); }
+inline VF load_half(const uint16_t* p) {
+  return VF(_mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+}
+inline void store_half(uint16_t* p, VF v) {
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(__m256(v), _MM_FROUND_TO_NEAREST_INT));
+}
+inline bool any(VI mask) { return _mm256_movemask_ps(_mm256_castsi256_ps(__m256i(mask))) != 0; }
+inline VI widen_u8(const uint8_t* p) {
+  return VI(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+inline VI widen_i8(const uint8_t* p) {
+  return VI(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+}
+inline void narrow_u8(uint8_t* p, VI v) {
+  const __m256i bytes = _mm256_and_si256(__m256i(v), _mm256_set1_epi32(0xff));  // packs saturate
+  const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));
+  _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words, words));
+}
+#endif
+
+inline VF abs(VF a) { return bits_to_float(float_bits(a) & 0x7fffffffu); }
+// |mag| with the sign of `sign`.
+inline VF copysign(VF mag, VF sign) {
+  return bits_to_float((float_bits(mag) & 0x7fffffffu) | (float_bits(sign) & 0x80000000u));
+}
+inline VI is_nan(VF a) { return a != a; }
+// 2^n for n in [-126, 127].
+inline VF pow2i(VI n) { return bits_to_float(VU(n + 127) << 23); }
+
+}  // namespace simd
+}  // namespace WEBNN_KERNEL_ISA
+}  // namespace webnn
