@@ -1,0 +1,235 @@
+// Float32 transcendentals on SIMD vectors (vector_math_simd.h) for the AVX2 / AVX-512 kernels.
+// Polynomial approximations after range reduction, evaluated with FMA; special values (NaN,
+// +-Infinity, -0, overflow, denormal results) follow the C library, like the scalar reference
+// kernels. Max error against float64, measured over every float32 exponent with random mantissas
+// (tests/kernels/test_vector_math.py), in units of the float32 ulp of the exact result:
+//   exp 1, expm1 (elu) 1, log 1, tanh 2, sigmoid 2, softplus 2, erf 2, gelu 2,
+//   sin / cos 1 and tan 2 for |x| <= kTrigLimit (beyond it the kernels call the C library).
+#pragma once
+#include "kernels/vector_math_simd.h"
+
+namespace webnn {
+namespace WEBNN_KERNEL_ISA {
+namespace vm {
+
+using simd::VF;
+using simd::VI;
+using simd::VU;
+using simd::fma;
+using simd::splat;
+
+// Horner evaluation of c[0] + c[1] x + ... + c[N-1] x^(N-1).
+template <size_t N>
+inline VF poly(VF x, const float (&c)[N]) {
+  VF acc = splat(c[N - 1]);
+  for (size_t i = N - 1; i-- > 0;) acc = fma(acc, x, splat(c[i]));
+  return acc;
+}
+
+// Round-to-nearest by the 1.5 * 2^23 trick: for |v| < 2^22, v + kRoundMagic holds round(v) in its
+// low mantissa bits.
+constexpr float kRoundMagic = 12582912.0f;
+inline VI magic_to_int(VF t) { return VI(t) - VI(simd::splat(kRoundMagic)); }
+
+// p * 2^n for n in [-252, 254], rounding once (also into the denormals).
+inline VF scale(VF p, VI n) {
+  const VI n1 = n >> 1;
+  return p * simd::pow2i(n1) * simd::pow2i(n - n1);
+}
+
+// exp(a + b) = p * 2^n, for finite |a| <= 170 and |b| <= 2^-20: n = round(a / ln2),
+// p = e^r with r = a - n ln2 + b (Cody-Waite; the first product is exact).
+struct ExpParts {
+  VF p;
+  VI n;
+};
+inline ExpParts exp_parts(VF a, VF b) {
+  static constexpr float c[] = {4.999999404e-01f, 1.666652113e-01f, 4.166838899e-02f, 8.368735202e-03f,
+                                1.381456037e-03f};
+  const VF t = fma(a, splat(1.44269502f), splat(kRoundMagic));
+  const VF k = t - splat(kRoundMagic);
+  VF r = fma(k, splat(-0.693147182f), a);
+  r = fma(k, splat(1.90465421e-09f), r) + b;
+  return {fma(r * r, poly(r, c), r) + 1.0f, magic_to_int(t)};
+}
+
+// Clamps to [lo, hi]; NaN stays NaN.
+inline VF clamp_keep_nan(VF x, float lo, float hi) {
+  x = x < lo ? splat(lo) : x;
+  return x > hi ? splat(hi) : x;
+}
+
+inline VF exp(VF x) {
+  // e^-104 rounds to 0 and e^88.8 overflows; NaN gives a NaN p.
+  const ExpParts e = exp_parts(clamp_keep_nan(x, -104.0f, 88.8f), VF{});
+  return scale(e.p, e.n);
+}
+
+// e^x - 1 for x <= 88, accurate near 0: 2^n (e^r - 1) + (2^n - 1) with one rounding.
+inline VF expm1(VF x) {
+  static constexpr float c[] = {5.000000000e-01f, 1.666666567e-01f, 4.166636243e-02f, 8.333389647e-03f,
+                                1.394065446e-03f, 1.984588016e-04f};
+  const VF xc = clamp_keep_nan(x, -88.0f, 88.0f);  // expm1(-88) rounds to -1; 2^-127 reads as 0
+  const VF t = fma(xc, splat(1.44269502f), splat(kRoundMagic));
+  const VF k = t - splat(kRoundMagic);
+  VF r = fma(k, splat(-0.693147182f), xc);
+  r = fma(k, splat(1.90465421e-09f), r);
+  const VF em1r = fma(r * r, poly(r, c), r);
+  const VF s = simd::pow2i(magic_to_int(t));
+  const VF result = fma(s, em1r, s - 1.0f);
+  return x == 0.0f ? x : result;  // keeps -0
+}
+
+// ln(m * 2^e) = e ln2 + ln(m), m in [sqrt(1/2), sqrt(2)), ln(1 + f) = f - f^2/2 + f^3 P(f)
+// (the Cephes logf polynomial). For finite x > 0.
+inline VF log_positive(VF x) {
+  static constexpr float c[] = {3.3333331174e-1f, -2.4999993993e-1f, 2.0000714765e-1f, -1.6668057665e-1f,
+                                1.4249322787e-1f,  -1.2420140846e-1f, 1.1676998740e-1f, -1.1514610310e-1f,
+                                7.0376836292e-2f};
+  const VI denormal = x < 1.17549435e-38f;
+  const VF xs = denormal ? x * 8388608.0f : x;  // * 2^23
+  const VU bits = simd::float_bits(xs);
+  VI e = VI(bits >> 23) - 127 + (denormal & -23);
+  const VF m = simd::bits_to_float((bits & 0x007fffffu) | 0x3f800000u);  // [1, 2)
+  const VI high = m > 1.41421354f;
+  const VF f = (high ? m * 0.5f : m) - 1.0f;
+  e = e - high;  // high is -1 where set
+  const VF ef = __builtin_convertvector(e, VF);
+  const VF z = f * f;
+  VF y = f * z * poly(f, c);
+  y = fma(ef, splat(-2.12194440e-4f), y);
+  y = fma(z, splat(-0.5f), y);
+  return fma(ef, splat(0.693359375f), f + y);
+}
+
+inline VF log(VF x) {
+  VF result = log_positive(x);
+  result = x == __builtin_inff() ? x : result;
+  result = x == 0.0f ? splat(-__builtin_inff()) : result;
+  result = x < 0.0f ? splat(__builtin_nanf("")) : result;
+  return simd::is_nan(x) ? x : result;
+}
+
+// ln(1 + e) for e in [0, 1] or NaN: ln(u) + (e - (u - 1)) / u with u = 1 + e rounded, so that tiny
+// e gives e.
+inline VF log1p_unit(VF e) {
+  const VF u = 1.0f + e;
+  return log_positive(u) + (e - (u - 1.0f)) / u;
+}
+
+inline VF tanh(VF x) {
+  static constexpr float c[] = {-3.333328068e-01f, 1.333142072e-01f, -5.373779684e-02f, 2.063254453e-02f,
+                                -5.697382148e-03f};
+  const VF ax = simd::abs(x);
+  const VF z = x * x;
+  const VF small = fma(x, z * poly(z, c), x);  // x + x^3 P(x^2), keeps -0
+  // (e^2|x| - 1) / (e^2|x| + 1); tanh(9.5) rounds to 1.
+  const VF em1 = expm1(2.0f * (ax < 9.5f ? ax : splat(9.5f)));
+  const VF large = simd::copysign(em1 / (em1 + 2.0f), x);
+  const VF result = ax < 0.625f ? small : large;
+  return simd::is_nan(x) ? x : result;
+}
+
+// 1 / (1 + e^-x), as e^x / (1 + e^x) for x < 0 (exp never overflows).
+inline VF sigmoid(VF x) {
+  const VF e = exp(-simd::abs(x));
+  const VF d = 1.0f + e;
+  return x >= 0.0f ? 1.0f / d : e / d;
+}
+
+// ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|).
+inline VF softplus(VF x) { return (x > 0.0f ? x : VF{}) + log1p_unit(exp(-simd::abs(x))); }
+
+// erfc(z) e^(z^2) for z in [0, 10.3], a polynomial in t = 2 / (2 + z).
+inline VF erfcx(VF z) {
+  static constexpr float c[] = {7.938099770e-06f, 2.818597853e-01f, 2.851243317e-01f, 2.244450897e-01f,
+                                2.812904119e-01f, -2.419261783e-01f, 6.676430702e-01f, -9.486745000e-01f,
+                                6.283165812e-01f, -2.049782127e-01f, 2.689168043e-02f};
+  const VF t = 2.0f / (2.0f + z);
+  return poly(t, c);
+}
+
+// e^(-f x^2) as p * 2^n for f = 1 or 1/2 and f x^2 <= 170, with x^2 split exactly (h + l) so
+// that the large exponent loses no bits.
+inline ExpParts exp_neg_square(VF x, float f) {
+  const VF h = x * x;
+  const VF l = fma(x, x, -h);
+  return exp_parts(-f * h, -f * l);
+}
+
+inline VF erf(VF x) {
+  static constexpr float c[] = {1.283791661e-01f, -3.761257529e-01f, 1.128277555e-01f, -2.680510655e-02f,
+                                5.055626854e-03f, -6.342942361e-04f};
+  const VF ax = simd::abs(x);
+  const VF small = fma(x, poly(x * x, c), x);  // x + x Q(x^2), keeps -0
+  const VF z = ax < 4.0f ? ax : splat(4.0f);  // erf(4) rounds to 1
+  const ExpParts e = exp_neg_square(z, 1.0f);
+  const VF large = simd::copysign(1.0f - scale(e.p * erfcx(z), e.n), x);
+  const VF result = ax < 0.84375f ? small : large;
+  return simd::is_nan(x) ? x : result;
+}
+
+// x Phi(x) with Phi(x) = erfc(-x / sqrt2) / 2: for x < 0 the small Phi keeps its relative
+// accuracy (the 2^n scaling comes last); Phi is 0 below -14.5 (so -Infinity gives NaN, like
+// the reference formula).
+inline VF gelu(VF x) {
+  const VF ax = simd::abs(x);
+  const VF a = ax < 14.5f ? ax : splat(14.5f);
+  const ExpParts e = exp_neg_square(a, 0.5f);
+  const VF half_erfc = 0.5f * erfcx(a * 0.707106769f) * e.p;  // * 2^n: erfc(|x| / sqrt2) / 2
+  const VF negative = ax <= 14.5f ? scale(x * half_erfc, e.n) : x * 0.0f;
+  const VF positive = x * (1.0f - scale(half_erfc, e.n));
+  return x < 0.0f ? negative : positive;
+}
+
+// ---- sin, cos, tan: x = k pi/2 + r, |r| <= pi/4 (+ rounding slack)
+
+// Beyond this |x| (and for NaN / Infinity) the kernels use the C library: the reduction below
+// keeps its accuracy up to here.
+constexpr float kTrigLimit = 65536.0f;
+
+struct TrigReduced {
+  VF sin_r, cos_r;
+  VI quadrant;  // k mod 4
+};
+// For |x| <= kTrigLimit: r = x - k pi/2 with pi/2 in three parts (Cody-Waite with FMA).
+inline TrigReduced trig_reduce(VF x) {
+  static constexpr float s[] = {-1.666666716e-01f, 8.333329111e-03f, -1.983916300e-04f, 2.716712061e-06f};
+  static constexpr float c[] = {4.166666791e-02f, -1.388888340e-03f, 2.479929572e-05f, -2.719244492e-07f};
+  const VF xc = simd::abs(x) <= kTrigLimit ? x : VF{};
+  const VF t = fma(xc, splat(0.636619747f), splat(kRoundMagic));
+  const VF k = t - splat(kRoundMagic);
+  VF r = fma(k, splat(-1.57079637f), xc);
+  r = fma(k, splat(4.37113883e-08f), r);
+  r = fma(k, splat(1.71512451e-15f), r);
+  const VF r2 = r * r;
+  const VF sin_r = fma(r * r2, poly(r2, s), r);
+  const VF cos_r = fma(r2 * r2, poly(r2, c), fma(r2, splat(-0.5f), splat(1.0f)));
+  return {sin_r, cos_r, magic_to_int(t) & 3};
+}
+
+inline VF negate_if(VI mask, VF v) { return simd::bits_to_float(simd::float_bits(v) ^ (VU(mask) & 0x80000000u)); }
+
+inline VF sin(VF x) {
+  const TrigReduced t = trig_reduce(x);
+  const VF v = (t.quadrant & 1) != 0 ? t.cos_r : t.sin_r;
+  const VF result = negate_if((t.quadrant & 2) != 0, v);
+  return x == 0.0f ? x : result;
+}
+
+inline VF cos(VF x) {
+  const TrigReduced t = trig_reduce(x);
+  const VF v = (t.quadrant & 1) != 0 ? t.sin_r : t.cos_r;
+  return negate_if(((t.quadrant + 1) & 2) != 0, v);
+}
+
+inline VF tan(VF x) {
+  const TrigReduced t = trig_reduce(x);
+  const VI odd = (t.quadrant & 1) != 0;
+  const VF result = (odd ? -t.cos_r : t.sin_r) / (odd ? t.sin_r : t.cos_r);
+  return x == 0.0f ? x : result;
+}
+
+}  // namespace vm
+}  // namespace WEBNN_KERNEL_ISA
+}  // namespace webnn
