@@ -127,7 +127,7 @@ inline VF tanh(VF x) {
   const VF em1 = expm1(2.0f * (ax < 9.5f ? ax : splat(9.5f)));
   const VF large = simd::copysign(em1 / (em1 + 2.0f), x);
   const VF result = ax < 0.625f ? small : large;
-  return simd::is_nan(x) ? x : result;
+  return x == 0.0f ? x : result;  // keeps -0
 }
 
 // 1 / (1 + e^-x), as e^x / (1 + e^x) for x < 0 (exp never overflows).
@@ -140,7 +140,7 @@ inline VF sigmoid(VF x) {
 // ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|).
 inline VF softplus(VF x) { return (x > 0.0f ? x : VF{}) + log1p_unit(exp(-simd::abs(x))); }
 
-// erfc(z) e^(z^2) for z in [0, 10.3], a polynomial in t = 2 / (2 + z).
+// erfc(z) e^(z^2) for z in [0, 4], a polynomial in t = 2 / (2 + z).
 inline VF erfcx(VF z) {
   static constexpr float c[] = {7.938099770e-06f, 2.818597853e-01f, 2.851243317e-01f, 2.244450897e-01f,
                                 2.812904119e-01f, -2.419261783e-01f, 6.676430702e-01f, -9.486745000e-01f,
@@ -149,12 +149,11 @@ inline VF erfcx(VF z) {
   return poly(t, c);
 }
 
-// e^(-f x^2) as p * 2^n for f = 1 or 1/2 and f x^2 <= 170, with x^2 split exactly (h + l) so
-// that the large exponent loses no bits.
-inline ExpParts exp_neg_square(VF x, float f) {
+// e^(-x^2) as p * 2^n for |x| <= 13, with x^2 split exactly (h + l) so that the large exponent
+// loses no bits.
+inline ExpParts exp_neg_square(VF x) {
   const VF h = x * x;
-  const VF l = fma(x, x, -h);
-  return exp_parts(-f * h, -f * l);
+  return exp_parts(-h, -fma(x, x, -h));
 }
 
 inline VF erf(VF x) {
@@ -163,23 +162,70 @@ inline VF erf(VF x) {
   const VF ax = simd::abs(x);
   const VF small = fma(x, poly(x * x, c), x);  // x + x Q(x^2), keeps -0
   const VF z = ax < 4.0f ? ax : splat(4.0f);  // erf(4) rounds to 1
-  const ExpParts e = exp_neg_square(z, 1.0f);
+  const ExpParts e = exp_neg_square(z);
   const VF large = simd::copysign(1.0f - scale(e.p * erfcx(z), e.n), x);
   const VF result = ax < 0.84375f ? small : large;
   return simd::is_nan(x) ? x : result;
 }
 
-// x Phi(x) with Phi(x) = erfc(-x / sqrt2) / 2: for x < 0 the small Phi keeps its relative
-// accuracy (the 2^n scaling comes last); Phi is 0 below -14.5 (so -Infinity gives NaN, like
-// the reference formula).
+// ---- gelu, in double precision: x Phi(x) with Phi(x) = erfc(-x / sqrt2) / 2 needs the small Phi
+// of negative x to relative accuracy, which float32 evaluation cannot reach within 2 ulp.
+
+using simd::VD;
+using simd::VL;
+
+inline VD dsplat(double x) { return VD{} + x; }  // not for -0
+
+// Horner evaluation without FMA (double rounding errors are far below float32 resolution).
+template <size_t N>
+inline VD dpoly(VD x, const double (&c)[N]) {
+  VD acc = dsplat(c[N - 1]);
+  for (size_t i = N - 1; i-- > 0;) acc = acc * x + c[i];
+  return acc;
+}
+
+// e^y for y in [-106, 0]: 2^n e^r, |r| <= ln2 / 2 (relative error 5e-11).
+inline VD exp_nonpositive(VD y) {
+  static constexpr double c[] = {0.5000000067786795,    0.16666665867656982,  0.04166629456021875,
+                                 0.008333497251119827, 0.001394468881749135, 0.00019790312959541177};
+  constexpr double kMagic = 6755399441055744.0;  // 1.5 * 2^52: round to integer
+  const VD t = y * 1.4426950408889634 + kMagic;
+  const VD k = t - kMagic;
+  // ln2 = hi + lo with k * hi exact (hi has 32 significant bits).
+  const VD r = (y - k * 6.93147180369123816490e-01) - k * 1.90821492927058770002e-10;
+  const VD p = 1.0 + r + r * r * dpoly(r, c);
+  const VL n = VL(t) - VL(dsplat(kMagic));
+  return p * VD((n + 1023) << 52);
+}
+
+// erfc(z) e^(z^2) for z in [0, 10.3], a polynomial in t = 2 / (2 + z) (relative error 8e-11).
+inline VD erfcx(VD z) {
+  static constexpr double c[] = {-5.891863664432665e-07, 0.2821170825968403,  0.2817183585347056,
+                                 0.25058622730003344,    0.15169326945948505, 0.19560966653915107,
+                                 -0.36507254249680365,   0.77086946528869,    -1.3795389752065164,
+                                 1.401070336355648,      -0.8097306222066921, 0.2551814665009805,
+                                 -0.03450314355462721};
+  return dpoly(2.0 / (2.0 + z), c);
+}
+
+// Phi is 0 below -14.5 (gelu(-14.5) rounds to -0), so -Infinity gives NaN like the reference
+// formula.
+inline VD gelu(VD xd) {
+  const VD ax = VD(VL(xd) & 0x7fffffffffffffff);
+  const VD a = ax < 14.5 ? ax : dsplat(14.5);  // NaN too
+  // Phi(-|x|) = erfc(|x| / sqrt2) / 2 = erfcx(|x| / sqrt2) e^(-x^2 / 2) / 2; a * a is exact.
+  const VD phi_low = 0.5 * erfcx(a * 0.70710678118654752440) * exp_nonpositive(-0.5 * (a * a));
+  const VD negative = ax <= 14.5 ? xd * phi_low : xd * 0.0;
+  const VD positive = xd * (1.0 - phi_low);
+  return xd < 0.0 ? negative : positive;
+}
+
+// The float result rounds once.
 inline VF gelu(VF x) {
-  const VF ax = simd::abs(x);
-  const VF a = ax < 14.5f ? ax : splat(14.5f);
-  const ExpParts e = exp_neg_square(a, 0.5f);
-  const VF half_erfc = 0.5f * erfcx(a * 0.707106769f) * e.p;  // * 2^n: erfc(|x| / sqrt2) / 2
-  const VF negative = ax <= 14.5f ? scale(x * half_erfc, e.n) : x * 0.0f;
-  const VF positive = x * (1.0f - scale(half_erfc, e.n));
-  return x < 0.0f ? negative : positive;
+  const auto half = [](simd::VFHalf h) {
+    return __builtin_convertvector(gelu(__builtin_convertvector(h, VD)), simd::VFHalf);
+  };
+  return simd::join(half(simd::low_half(x)), half(simd::high_half(x)));
 }
 
 // ---- sin, cos, tan: x = k pi/2 + r, |r| <= pi/4 (+ rounding slack)

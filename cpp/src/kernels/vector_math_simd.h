@@ -32,6 +32,10 @@ using Vec = typename VecOf<T>::type;
 using VF = Vec<float>;
 using VI = Vec<int32_t>;  // also the lane masks of VF comparisons (all ones / zero)
 using VU = Vec<uint32_t>;
+// Native-width double vectors (kLanes / 2 lanes) and the float vectors of the same lane count.
+typedef double VD __attribute__((vector_size(kLanes * 4)));
+typedef int64_t VL __attribute__((vector_size(kLanes * 4)));
+typedef float VFHalf __attribute__((vector_size(kLanes * 2)));
 
 template <class V>
 inline V load(const void* p) {
@@ -62,6 +66,11 @@ inline void store_half(uint16_t* p, VF v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(__m512(v), _MM_FROUND_TO_NEAREST_INT));
 }
 inline bool any(VI mask) { return _mm512_movepi32_mask(__m512i(mask)) != 0; }
+inline VFHalf low_half(VF v) { return VFHalf(_mm512_extractf32x8_ps(__m512(v), 0)); }
+inline VFHalf high_half(VF v) { return VFHalf(_mm512_extractf32x8_ps(__m512(v), 1)); }
+inline VF join(VFHalf lo, VFHalf hi) {
+  return VF(_mm512_insertf32x8(_mm512_castps256_ps512(__m256(lo)), __m256(hi), 1));
+}
 inline VI widen_u8(const uint8_t* p) {
   return VI(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
@@ -86,6 +95,9 @@ inline void store_half(uint16_t* p, VF v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(__m256(v), _MM_FROUND_TO_NEAREST_INT));
 }
 inline bool any(VI mask) { return _mm256_movemask_ps(_mm256_castsi256_ps(__m256i(mask))) != 0; }
+inline VFHalf low_half(VF v) { return VFHalf(_mm256_castps256_ps128(__m256(v))); }
+inline VFHalf high_half(VF v) { return VFHalf(_mm256_extractf128_ps(__m256(v), 1)); }
+inline VF join(VFHalf lo, VFHalf hi) { return VF(_mm256_set_m128(__m128(hi), __m128(lo))); }
 inline VI widen_u8(const uint8_t* p) {
   return VI(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
