@@ -150,3 +150,44 @@ def test_entry_point_runs_as_a_process(small):
     result = subprocess.run([sys.executable, "-m", "webnn.cli", "run", "nope.webnn"], capture_output=True, text=True,
                             timeout=120)
     assert result.returncode == 1 and result.stderr.strip() == "webnn run: error: no such model file: nope.webnn"
+
+
+# ---------------------------------------------------------------- ONNX models through the CLI
+def _tiny_onnx(path):
+    onnx = pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    weight = helper.make_tensor("w", TensorProto.FLOAT, [4, 3], np.arange(12, dtype=np.float32).tolist())
+    graph = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "w"], ["h"]), helper.make_node("Relu", ["h"], ["y"])], "tiny",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])], initializer=[weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    onnx.save(model, str(path))
+    return np.arange(12, dtype=np.float32).reshape(4, 3)
+
+
+def test_run_and_bench_an_onnx_model(tmp_path, capsys):
+    weight = _tiny_onnx(tmp_path / "tiny.onnx")
+    x = np.array([[1, -2, 3, -4], [0.5, 0.5, 0.5, 0.5]], np.float32)
+    np.save(tmp_path / "x.npy", x)
+    out_dir = tmp_path / "out"
+    assert cli.main(["run", str(tmp_path / "tiny.onnx"), "--dim", "batch=2", "--input", f"x={tmp_path / 'x.npy'}",
+                     "--output-dir", str(out_dir)]) == 0
+    np.testing.assert_allclose(np.load(out_dir / "y.npy"), np.maximum(x @ weight, 0), rtol=1e-6)
+    assert cli.main(["bench", str(tmp_path / "tiny.onnx"), "--batch", "3", "--iterations", "3"]) == 0
+    assert "latency ms" in capsys.readouterr().out
+
+
+def test_convert_onnx_to_webnn(tmp_path):
+    weight = _tiny_onnx(tmp_path / "tiny.onnx")
+    target = tmp_path / "tiny.webnn"
+    assert cli.main(["convert", str(tmp_path / "tiny.onnx"), "-o", str(target), "--override-dim", "batch=2"]) == 0
+    graph = webnn.load(str(target), webnn.create_context())
+    x = np.ones((2, 4), np.float32)
+    np.testing.assert_allclose(graph.compute({"x": x})["y"], np.maximum(x @ weight, 0), rtol=1e-6)
+
+
+def test_convert_reports_user_mistakes(tmp_path, capsys):
+    assert cli.main(["convert", str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "m.webnn")]) == 1
+    assert "no such model file" in capsys.readouterr().err

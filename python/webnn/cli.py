@@ -87,9 +87,54 @@ def _model_dims(summary, batch, dim_args):
     return dims
 
 
-def _load(path, context, batch=None, dim_args=None):
+def _onnx_module():
+    try:
+        import webnn.onnx as onnx_import
+        import onnx  # noqa: F401 - only to report a missing optional dependency clearly
+    except ImportError:
+        raise UsageError("ONNX models need the onnx package: pip install 'webnn[onnx]'") from None
+    return onnx_import
+
+
+def _parse_shapes(items):
+    shapes = {}
+    for name, value in _parse_pairs(items, "--input-shape").items():
+        try:
+            shapes[name] = [int(d) for d in value.lower().split("x")]
+        except ValueError:
+            raise UsageError(f"--input-shape {name}: '{value}' is not like 1x3x224x224") from None
+    return shapes
+
+
+def _onnx_pins(path, batch, dim_args, shape_args):
+    """override_dims and input_shapes for an ONNX model from --dim, --batch and --input-shape."""
+    dims = {}
+    for name, value in _parse_pairs(dim_args, "--dim").items():
+        try:
+            dims[name] = int(value)
+        except ValueError:
+            raise UsageError(f"--dim {name}: '{value}' is not an integer") from None
+    if batch is not None:
+        import onnx
+        model = onnx.load(path, load_external_data=False)
+        initializers = {t.name for t in model.graph.initializer}
+        for value in model.graph.input:
+            shape = value.type.tensor_type.shape.dim
+            if value.name not in initializers and shape and shape[0].dim_param:
+                dims.setdefault(shape[0].dim_param, batch)
+    return dims, _parse_shapes(shape_args)
+
+
+def _load(path, context, batch=None, dim_args=None, shape_args=None):
     if not os.path.isfile(path):
         raise UsageError(f"no such model file: {path}")
+    if path.lower().endswith(".onnx"):
+        onnx_import = _onnx_module()
+        dims, shapes = _onnx_pins(path, batch, dim_args, shape_args)
+        graph = onnx_import.load(path, context, override_dims=dims, input_shapes=shapes)
+        return graph, {"name": os.path.basename(path)}
+    if shape_args:
+        raise UsageError("--input-shape applies to ONNX models only")
     summary = webnn.formats.summary(path)
     dims = _model_dims(summary, batch, dim_args)
     return webnn.load(path, context, dims=dims), summary
@@ -211,14 +256,16 @@ def _run(args):
     if args.model is None:
         return _demo(args)
     context = webnn.create_context()
-    graph, summary = _load(args.model, context, dim_args=args.dim)
+    graph, summary = _load(args.model, context, dim_args=args.dim, shape_args=args.input_shape)
     inputs = _read_inputs(graph, args.input, np.random.default_rng(args.seed))
     start = time.perf_counter()
     outputs = graph.compute(inputs)
     elapsed = time.perf_counter() - start
-    ops = summary["ops"]
-    print(f"model '{summary['name']}': {len(summary['inputs'])} input(s), {len(summary['consts'])} constant(s), "
-          f"{len(ops)} operation(s), {len(outputs)} output(s)")
+    if "ops" in summary:
+        print(f"model '{summary['name']}': {len(summary['inputs'])} input(s), {len(summary['consts'])} constant(s), "
+              f"{len(summary['ops'])} operation(s), {len(outputs)} output(s)")
+    else:
+        print(f"model '{summary['name']}': {len(inputs)} input(s), {len(outputs)} output(s)")
     for name in sorted(inputs):
         source = "from file" if name in _parse_pairs(args.input, "--input") else "random"
         print(f"input  {name}: {_describe(inputs[name])}  ({source})")
@@ -280,7 +327,7 @@ def _bench(args):
     if args.threads is not None and args.threads < 1:
         raise UsageError("--threads must be at least 1")
     context = webnn.create_context(num_threads=args.threads or 0)
-    graph, summary = _load(args.model, context, batch=args.batch, dim_args=args.dim)
+    graph, summary = _load(args.model, context, batch=args.batch, dim_args=args.dim, shape_args=args.input_shape)
     inputs = _read_inputs(graph, None, np.random.default_rng(0))
     in_tensors = {}
     for name, d in graph.input_descriptors.items():
@@ -324,26 +371,47 @@ def _parser():
     commands.add_parser("selftest", help="run a small conv2d graph and check it against NumPy")
 
     run = commands.add_parser("run", help="run a .webnn model once (the bundled demo without MODEL)")
-    run.add_argument("model", nargs="?", help="a .webnn or .json graph (weights beside it)")
+    run.add_argument("model", nargs="?", help="a .webnn or .json graph (weights beside it), or an .onnx model")
     run.add_argument("--input", action="append", metavar="NAME=FILE.npy", help="an input's data (default: random)")
     run.add_argument("--output-dir", metavar="DIR", help="save every output as DIR/<name>.npy")
     run.add_argument("--dim", action="append", metavar="NAME=N", help="the size of a dynamic dimension")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
 
     bench = commands.add_parser("bench", help="measure a model's latency and throughput")
-    bench.add_argument("model", help="a .webnn or .json graph (weights beside it)")
+    bench.add_argument("model", help="a .webnn or .json graph (weights beside it), or an .onnx model")
     bench.add_argument("--batch", type=int, help="the size of a dynamic first (batch) dimension")
     bench.add_argument("--threads", type=int, help="intra-op threads (default: all cores)")
     bench.add_argument("--iterations", type=int, default=50, help="timed runs (default 50)")
     bench.add_argument("--warmup", type=int, default=5, help="untimed runs first (default 5)")
     bench.add_argument("--dim", action="append", metavar="NAME=N", help="the size of a dynamic dimension")
+    for command in (run, bench):
+        command.add_argument("--input-shape", action="append", metavar="NAME=AxBxC",
+                             help="ONNX only: the full shape of an input with unnamed dynamic dims")
+
+    convert = commands.add_parser("convert", help="convert an ONNX model to a .webnn model")
+    convert.add_argument("model", help="an .onnx model")
+    convert.add_argument("-o", "--output", required=True, help="the .webnn file to write (weights beside it)")
+    convert.add_argument("--override-dim", action="append", metavar="NAME=N", help="pin a named symbolic dimension")
+    convert.add_argument("--input-shape", action="append", metavar="NAME=AxBxC",
+                         help="the full shape of an input with unnamed dynamic dims")
     return parser
+
+
+def _convert(args):
+    if not os.path.isfile(args.model):
+        raise UsageError(f"no such model file: {args.model}")
+    onnx_import = _onnx_module()
+    dims, shapes = _onnx_pins(args.model, None, args.override_dim, args.input_shape)
+    onnx_import.convert_to_webnn(args.model, args.output, override_dims=dims, input_shapes=shapes)
+    print(f"wrote {args.output}")
+    return 0
 
 
 def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
-    handlers = {"demo": _demo, "info": _info, "selftest": _selftest, "run": _run, "bench": _bench}
+    handlers = {"demo": _demo, "info": _info, "selftest": _selftest, "run": _run, "bench": _bench,
+                "convert": _convert}
     if args.command is None:
         parser.print_help()
         return 2

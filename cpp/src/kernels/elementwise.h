@@ -32,4 +32,19 @@ Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_s
 // Copies `bytes` (used by identity-like ops that cannot alias).
 Kernel make_copy_kernel(size_t bytes);
 
+// ---- the inner loops, one set per ISA level (kernel_table().elementwise picks the active one)
+
+// out[i] = op(src_0[i * stride_0], ..., src_{N-1}[i * stride_{N-1}]) for i < count (the operand
+// order and types of the makers above; broadcast strides are 0, contiguous ones 1).
+using ElementwiseBlockFn = void (*)(void* out, size_t count, const void* const* src, const size_t* stride);
+struct ElementwiseLoops {
+  ElementwiseBlockFn (*binary)(BinaryOp op, DataType type);
+  ElementwiseBlockFn (*binary_predicate)(BinaryPredicate op, DataType input_type);
+  ElementwiseBlockFn (*unary_predicate)(UnaryPredicate op, DataType input_type);
+  ElementwiseBlockFn (*where)(DataType type);
+};
+const ElementwiseLoops& elementwise_loops_ref();
+const ElementwiseLoops& elementwise_loops_avx2();    // x86-64 only
+const ElementwiseLoops& elementwise_loops_avx512();  // x86-64 only
+
 }  // namespace webnn
