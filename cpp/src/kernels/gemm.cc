@@ -10,8 +10,8 @@ namespace webnn {
 
 namespace {
 
-constexpr size_t kKc = 256;        // K block: a B micro-panel (kKc x NR) stays in L1
-constexpr size_t kMcTarget = 168;  // M block: the packed A block stays in L2
+constexpr size_t kKc = 384;        // K block: a B micro-panel (kKc x NR) stays in L1
+constexpr size_t kMcTarget = 112;  // M block: the packed A block stays in L2
 
 BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
 
