@@ -2,7 +2,8 @@
 
 The graph is ``z = add(x, y)`` on two [1, 4] float32 tensors. One webnn round trip writes both
 inputs, dispatches and reads the output; one ONNX Runtime round trip is ``session.run`` on the
-same graph built with ``onnx.helper``. Prints the median per round trip and the ratio webnn/ORT.
+same graph built with ``onnx.helper``. Per variant it prints the median over batches of the
+per-round-trip time (the lower of two interleaved rounds, after a warm-up) and the ratio webnn/ORT.
 
     python bench/roundtrip.py [--iterations 20000] [--warmup 2000] [--threads 1]
 """
@@ -60,9 +61,12 @@ def _webnn_roundtrip(x, y, threads):
 
 
 def _ort_roundtrip(x, y, threads):
-    import onnx
-    import onnxruntime as ort
-    from onnx import TensorProto, helper
+    try:
+        import onnx
+        import onnxruntime as ort
+        from onnx import TensorProto, helper
+    except ImportError as error:
+        raise SystemExit(f"roundtrip: {error.name} is missing (pip install onnx onnxruntime)") from None
 
     shape = list(x.shape)
     model = helper.make_model(

@@ -179,35 +179,44 @@ def test_work_queued_before_a_destroy_completes(setup):
     np.testing.assert_array_equal(context.read_tensor(z), [11, 22])
 
 
-def test_pending_read_rejected_by_tensor_destroy(context):
-    slow = _slow_graph(context)
+def test_pending_read_rejected_by_tensor_destroy():
+    context = webnn.ml.create_context()
+    slow = _slow_graph(context, size=512)
     tensor, = _tensors(context, 1, readable=True, writable=True)
 
     async def main():
-        slow(30)  # the read below waits behind these
+        slow(100)  # the read below waits behind these (destroying the context drops the rest)
         pending = context.read_tensor_async(tensor)
         tensor.destroy()
         with pytest.raises(webnn.InvalidStateError):
             await pending
 
-    asyncio.run(main())
+    try:
+        asyncio.run(main())
+    finally:
+        context.destroy()
 
 
-def test_pending_read_into_out_rejected_and_untouched(context):
-    slow = _slow_graph(context)
+def test_pending_read_into_out_rejected_and_untouched():
+    context = webnn.ml.create_context()
+    slow = _slow_graph(context, size=512)
     tensor, = _tensors(context, 1, readable=True, writable=True)
     context.write_tensor(tensor, np.array([5, 6], np.float32))
     out = np.full(2, -1, np.float32)
+    other, = _tensors(context, 1, readable=True)
 
     async def main():
-        slow(30)
+        slow(100)
         pending = context.read_tensor_async(tensor, out=out)
+        after = context.read_tensor_async(other)
         tensor.destroy()
         with pytest.raises(webnn.InvalidStateError):
             await pending
+        context.destroy()  # drops the queued matmuls; the later read is aborted too
+        with pytest.raises(webnn.InvalidStateError):
+            await after
 
     asyncio.run(main())
-    context.read_tensor(_tensors(context, 1, readable=True)[0])  # drain the timeline
     np.testing.assert_array_equal(out, [-1, -1])
 
 
@@ -266,14 +275,14 @@ def test_context_destroy():
 
 def test_context_destroy_rejects_pending_reads_and_builds():
     context = webnn.ml.create_context()
-    slow = _slow_graph(context)
+    slow = _slow_graph(context, size=512)
     tensor, = _tensors(context, 1, readable=True)
     builder = webnn.MLGraphBuilder(context)
     x = builder.input("x", data_type="float32", shape=[2])
     y = builder.add(x, x)
 
     async def main():
-        slow(30)
+        slow(100)
         read = context.read_tensor_async(tensor)
         build = builder.build_async({"y": y})
         context.destroy()

@@ -34,13 +34,19 @@ struct Plan {
   };
   std::vector<Input> inputs;    // sorted by name
   std::vector<Output> outputs;  // sorted by name
+
+  // execute_plan's working memory, kept between runs: like the arena, it is safe to share because
+  // a plan runs only on its context's timeline, one run at a time.
+  std::vector<void*> pointers;
+  std::vector<const void*> step_inputs;
+  std::vector<void*> step_outputs;
 };
 
 // Dead-code removal, lowering to kernels, output binding and arena planning.
 std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs);
 
 // Runs the plan. `inputs`/`outputs` are aligned with plan.inputs/plan.outputs.
-void execute_plan(Plan& plan, const std::vector<const void*>& inputs, const std::vector<void*>& outputs,
+void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::vector<BufferPtr>& outputs,
                   ThreadPool* pool);
 
 }  // namespace webnn

@@ -221,7 +221,7 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                          p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
   // Narrow NCHW depthwise planes vectorize poorly along rows: they vectorize over channels in NHWC.
-  const bool nchw_as_nhwc = !p.nhwc && ((!is_depthwise(p) && !pointwise) || (is_depthwise(p) && p.out_w < 32));
+  const bool nchw_as_nhwc = !p.nhwc && ((!is_depthwise(p) && !pointwise) || (is_depthwise(p) && p.out_w < 16));
   Conv2dParams nhwc_params = p;
   nhwc_params.nhwc = true;
   const Conv2dParams& filter_params = nchw_as_nhwc ? nhwc_params : p;

@@ -1,12 +1,10 @@
-// Depthwise convolution (groups = C = O), float32, in the caller's layout. The implementation is
+// Depthwise convolution (groups = C = O), float32, in the caller's layout. The row loops are
 // compiled once per ISA level (conv_depthwise_impl.h included by the _ref/_avx2/_avx512 files) so
-// the compiler vectorizes it for each; depthwise_conv2d() picks the active level.
+// the compiler vectorizes them for each; depthwise_conv2d() threads them and picks the level.
+// The per-ISA files hold only plain loops: no std containers or std::function, so no inline
+// library code is ever emitted with AVX flags.
 #pragma once
-#include <algorithm>
-#include <vector>
-
 #include "kernels/conv.h"
-#include "runtime/thread_pool.h"
 
 namespace webnn {
 
@@ -14,8 +12,13 @@ namespace webnn {
 void depthwise_conv2d(const Conv2dParams& p, const float* weights, const float* bias, const float* in, float* out,
                       ThreadPool* pool);
 
-namespace ref { void depthwise_conv2d(const Conv2dParams&, const float*, const float*, const float*, float*, ThreadPool*); }
-namespace avx2 { void depthwise_conv2d(const Conv2dParams&, const float*, const float*, const float*, float*, ThreadPool*); }
-namespace avx512 { void depthwise_conv2d(const Conv2dParams&, const float*, const float*, const float*, float*, ThreadPool*); }
+// Rows [begin, end): NCHW planes (n*C + c) or NHWC output rows (n*OH + oy). `scratch` holds
+// max(OW, C) floats.
+#define WEBNN_DEPTHWISE_ROWS_DECL                                                                            \
+  void depthwise_rows(const Conv2dParams& p, const float* weights, const float* bias, const float* in, float* out, \
+                      size_t begin, size_t end, float* scratch)
+namespace ref { WEBNN_DEPTHWISE_ROWS_DECL; }
+namespace avx2 { WEBNN_DEPTHWISE_ROWS_DECL; }
+namespace avx512 { WEBNN_DEPTHWISE_ROWS_DECL; }
 
 }  // namespace webnn

@@ -1,4 +1,4 @@
-// The depthwise kernels compiled with this file's ISA flags (see CMakeLists.txt).
+// The depthwise row loops compiled with this file's ISA flags (see CMakeLists.txt).
 #include "kernels/conv_depthwise.h"
 
 #if defined(__x86_64__) || defined(_M_X64)

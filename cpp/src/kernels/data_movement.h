@@ -39,4 +39,20 @@ Kernel make_pad_kernel(DataType type, const std::vector<uint32_t>& input_shape, 
 // zeroes the rest.
 Kernel make_triangular_kernel(DataType type, const std::vector<uint32_t>& shape, bool upper, int64_t diagonal);
 
+// ---- the inner loops, one set per ISA level (kernel_table().data_movement picks the active one),
+// for elements of 1, 2, 4 or 8 bytes (index: log2 of the size)
+
+// A transposed tile: dst[i * dst_stride + j] = src[i + j * src_stride] for i < rows, j < cols.
+using TransposeTileFn = void (*)(const void* src, void* dst, int64_t rows, int64_t cols, int64_t src_stride,
+                                 int64_t dst_stride);
+// dst[j] = *value for j < count.
+using FillFn = void (*)(void* dst, const void* value, int64_t count);
+struct DataMovementLoops {
+  TransposeTileFn transpose_tile[4];
+  FillFn fill[4];
+};
+const DataMovementLoops& data_movement_loops_ref();
+const DataMovementLoops& data_movement_loops_avx2();    // x86-64 only
+const DataMovementLoops& data_movement_loops_avx512();  // x86-64 only
+
 }  // namespace webnn

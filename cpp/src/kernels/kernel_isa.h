@@ -57,14 +57,29 @@ template <class T>
 constexpr bool kIsFloat = std::is_same_v<T, float> || std::is_same_v<T, float16>;
 
 // The vector of kLanes elements of T: float and float16 load as VF, other types as Vec<T>.
+template <class T, bool = kIsFloat<T>>
+struct LaneVecOf {
+  using type = VF;
+};
 template <class T>
-using LaneVec = std::conditional_t<kIsFloat<T>, VF, simd::Vec<T>>;
+struct LaneVecOf<T, false> {
+  using type = simd::Vec<T>;
+};
+template <class T>
+using LaneVec = typename LaneVecOf<T>::type;
 
 template <class T>
 inline LaneVec<T> vload(const T* p) {
   if constexpr (std::is_same_v<T, float16>) return simd::load_half(reinterpret_cast<const uint16_t*>(p));
   else return simd::load<LaneVec<T>>(p);
 }
+// A LaneVec<T> of kLanes copies of the compute value v (keeps -0).
+template <class T>
+inline LaneVec<T> vsplat(compute_t<T> v) {
+  if constexpr (kIsFloat<T>) return simd::splat(v);
+  else return LaneVec<T>{} + v;
+}
+
 inline void vstore(float* p, VF v) { simd::store(p, v); }
 inline void vstore(float16* p, VF v) { simd::store_half(reinterpret_cast<uint16_t*>(p), v); }
 template <class T>

@@ -2,18 +2,29 @@
 
 #include <webnn/webnn.h>
 
+#include "kernels/data_movement.h"
+#include "kernels/elementwise.h"
+#include "kernels/unary.h"
+
 namespace webnn {
 
 KernelTable kernel_table_for(CpuIsa isa) {
-  KernelTable t{CpuIsa::kRef, f32_gemm_4x16_ref()};
+  KernelTable t{CpuIsa::kRef, f32_gemm_4x16_ref(), &elementwise_loops_ref(), &unary_loops_ref(),
+                &data_movement_loops_ref()};
 #if defined(__x86_64__) || defined(_M_X64)
   if (isa >= CpuIsa::kAvx2 && detected_isa() >= CpuIsa::kAvx2) {
     t.isa = CpuIsa::kAvx2;
     t.gemm_f32 = f32_gemm_6x16_avx2();
+    t.elementwise = &elementwise_loops_avx2();
+    t.unary = &unary_loops_avx2();
+    t.data_movement = &data_movement_loops_avx2();
   }
   if (isa >= CpuIsa::kAvx512 && detected_isa() >= CpuIsa::kAvx512) {
     t.isa = CpuIsa::kAvx512;
     t.gemm_f32 = f32_gemm_14x32_avx512();
+    t.elementwise = &elementwise_loops_avx512();
+    t.unary = &unary_loops_avx512();
+    t.data_movement = &data_movement_loops_avx512();
   }
 #endif
   return t;

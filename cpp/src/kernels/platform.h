@@ -6,9 +6,16 @@
 
 namespace webnn {
 
+struct ElementwiseLoops;   // kernels/elementwise.h
+struct UnaryLoops;         // kernels/unary.h
+struct DataMovementLoops;  // kernels/data_movement.h
+
 struct KernelTable {
   CpuIsa isa;
   GemmUkernel gemm_f32;
+  const ElementwiseLoops* elementwise;
+  const UnaryLoops* unary;
+  const DataMovementLoops* data_movement;
 };
 
 const KernelTable& kernel_table();

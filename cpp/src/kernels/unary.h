@@ -28,6 +28,21 @@ Kernel make_clamp_kernel(DataType type, size_t count, const void* min_value, con
 // The cast() operation from `from` to `to`.
 Kernel make_cast_kernel(DataType from, DataType to, size_t count);
 
+// ---- the inner loops, one set per ISA level (kernel_table().unary picks the active one)
+
+// out[i] = op(in[i]) for i < count.
+using UnaryLoopFn = void (*)(const void* in, void* out, size_t count, const UnaryParams& params);
+using ClampLoopFn = void (*)(const void* in, void* out, size_t count, const void* min_value, const void* max_value);
+using CastLoopFn = void (*)(const void* in, void* out, size_t count);
+struct UnaryLoops {
+  UnaryLoopFn (*unary)(UnaryOp op, DataType type);  // null where the op has no variant for the type
+  ClampLoopFn (*clamp)(DataType type);
+  CastLoopFn (*cast)(DataType from, DataType to);
+};
+const UnaryLoops& unary_loops_ref();
+const UnaryLoops& unary_loops_avx2();    // x86-64 only
+const UnaryLoops& unary_loops_avx512();  // x86-64 only
+
 // ---- OpDef helpers shared by the unary-shaped ops (same shape and data type as "input").
 
 inline std::vector<OperandDescriptor> infer_same_as_input(const OpView& op) { return {op.operand("input")}; }

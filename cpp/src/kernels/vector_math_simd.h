@@ -12,6 +12,10 @@
 #include <cstdint>
 #include <cstring>
 
+// Vectors wider than the ISA's registers (8-byte lanes) may pass between inline functions: their
+// ABI does not matter, as no such function is called across translation units.
+#pragma GCC diagnostic ignored "-Wpsabi"
+
 namespace webnn {
 namespace WEBNN_KERNEL_ISA {
 namespace simd {
@@ -29,6 +33,13 @@ struct VecOf {
 // kLanes elements of T.
 template <class T>
 using Vec = typename VecOf<T>::type;
+// A full register of T.
+template <class T>
+struct NativeVecOf {
+  typedef T type __attribute__((vector_size(kLanes * 4)));
+};
+template <class T>
+using NativeVec = typename NativeVecOf<T>::type;
 using VF = Vec<float>;
 using VI = Vec<int32_t>;  // also the lane masks of VF comparisons (all ones / zero)
 using VU = Vec<uint32_t>;
@@ -53,33 +64,36 @@ inline VF bits_to_float(VU u) { return VF(u); }
 inline VU float_bits(VF v) { return VU(v); }
 
 #if WEBNN_KERNEL_ISA_LEVEL >= 2
+// (The maskz_ forms, with all lanes set, avoid GCC 12's false -Wmaybe-uninitialized in the plain ones.)
 inline VF splat(float x) { return VF(_mm512_set1_ps(x)); }
 inline VI splat_i(int32_t x) { return VI(_mm512_set1_epi32(x)); }
 inline VF fma(VF a, VF b, VF c) { return VF(_mm512_fmadd_ps(__m512(a), __m512(b), __m512(c))); }
-inline VF sqrt(VF a) { return VF(_mm512_sqrt_ps(__m512(a))); }
+inline VF sqrt(VF a) { return VF(_mm512_maskz_sqrt_ps(0xffff, __m512(a))); }
 template <int kMode>
-inline VF round(VF a) { return VF(_mm512_roundscale_ps(__m512(a), kMode | _MM_FROUND_NO_EXC)); }
+inline VF round(VF a) { return VF(_mm512_maskz_roundscale_ps(0xffff, __m512(a), kMode | _MM_FROUND_NO_EXC)); }
 inline VF load_half(const uint16_t* p) {
-  return VF(_mm512_cvtph_ps(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+  return VF(_mm512_maskz_cvtph_ps(0xffff, _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
 }
 inline void store_half(uint16_t* p, VF v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtps_ph(__m512(v), _MM_FROUND_TO_NEAREST_INT));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
+                      _mm512_maskz_cvtps_ph(0xffff, __m512(v), _MM_FROUND_TO_NEAREST_INT));
 }
 inline bool any(VI mask) { return _mm512_movepi32_mask(__m512i(mask)) != 0; }
-inline VFHalf low_half(VF v) { return VFHalf(_mm512_extractf32x8_ps(__m512(v), 0)); }
-inline VFHalf high_half(VF v) { return VFHalf(_mm512_extractf32x8_ps(__m512(v), 1)); }
+inline VFHalf low_half(VF v) { return VFHalf(_mm512_maskz_extractf32x8_ps(0xff, __m512(v), 0)); }
+inline VFHalf high_half(VF v) { return VFHalf(_mm512_maskz_extractf32x8_ps(0xff, __m512(v), 1)); }
 inline VF join(VFHalf lo, VFHalf hi) {
-  return VF(_mm512_insertf32x8(_mm512_castps256_ps512(__m256(lo)), __m256(hi), 1));
+  const __m512 low = _mm512_maskz_insertf32x8(0xffff, _mm512_setzero_ps(), __m256(lo), 0);
+  return VF(_mm512_maskz_insertf32x8(0xffff, low, __m256(hi), 1));
 }
 inline VI widen_u8(const uint8_t* p) {
-  return VI(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  return VI(_mm512_maskz_cvtepu8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 inline VI widen_i8(const uint8_t* p) {
-  return VI(_mm512_cvtepi8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+  return VI(_mm512_maskz_cvtepi8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 // The low byte of each lane.
 inline void narrow_u8(uint8_t* p, VI v) {
-  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_cvtepi32_epi8(__m512i(v)));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_maskz_cvtepi32_epi8(0xffff, __m512i(v)));
 }
 #else
 inline VF splat(float x) { return VF(_mm256_set1_ps(x)); }
@@ -110,6 +124,13 @@ inline void narrow_u8(uint8_t* p, VI v) {
   _mm_storel_epi64(reinterpret_cast<__m128i*>(p), _mm_packus_epi16(words, words));
 }
 #endif
+
+// v as rounded: keeps the compiler from fusing it into a following addition (an FMA), so that
+// a * x + b rounds twice, like the reference kernels built without FMA.
+inline VF unfused(VF v) {
+  __asm__("" : "+v"(v));
+  return v;
+}
 
 inline VF abs(VF a) { return bits_to_float(float_bits(a) & 0x7fffffffu); }
 // |mag| with the sign of `sign`.

@@ -232,9 +232,20 @@ Future<void> Context::read_tensor(const Tensor& tensor, void* destination, size_
 
 void Context::read_tensor_sync(const Tensor& tensor, void* destination, size_t byte_length) {
   check_read(impl_.get(), tensor, byte_length);
-  BufferPtr source = std::atomic_load(&tensor.impl()->data);
+  const auto& t = tensor.impl();
+  BufferPtr source = std::atomic_load(&t->data);
   if (!source) throw_type_error("readTensor: the MLTensor is destroyed");
-  if (impl_->timeline->run_if_idle([&] { std::memcpy(destination, source->data(), byte_length); })) return;
+  // Usually the caller runs the work queued before the read, then copies: no task, no future.
+  bool aborted = false;
+  if (impl_->timeline->run_in_order([&] {
+        aborted = impl_->lost || t->destroyed;
+        if (!aborted) std::memcpy(destination, source->data(), byte_length);
+      })) {
+    if (aborted)
+      throw_error(ErrorKind::kInvalidStateError,
+                  impl_->lost ? "readTensor: the context is lost" : "readTensor: the MLTensor was destroyed");
+    return;
+  }
   Future<void> f = enqueue_read(impl_, tensor, destination, byte_length, Timeline::Wake::kSoon);
   impl_->timeline->help_until([&] { return f.ready(); });
   f.get();
@@ -301,12 +312,8 @@ void Context::dispatch(const Graph& graph, const NamedTensors& inputs, const Nam
   auto context = impl_;
   impl_->timeline->submit([context, plan, in_buffers = std::move(in_buffers), out_buffers = std::move(out_buffers)] {
     if (context->lost) return;
-    std::vector<const void*> in_ptrs(in_buffers.size());
-    std::vector<void*> out_ptrs(out_buffers.size());
-    for (size_t i = 0; i < in_buffers.size(); ++i) in_ptrs[i] = in_buffers[i]->data();
-    for (size_t i = 0; i < out_buffers.size(); ++i) out_ptrs[i] = out_buffers[i]->data();
     try {
-      execute_plan(*plan, in_ptrs, out_ptrs, &context->pool);
+      execute_plan(*plan, in_buffers, out_buffers, &context->pool);
     } catch (const std::exception& e) {
       // dispatch() has returned: a failure here cannot be reported to it, so it loses the context.
       context->lose(std::string("dispatch: execution failed: ") + e.what());

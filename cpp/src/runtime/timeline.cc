@@ -18,9 +18,10 @@ struct Timeline::State {
   std::deque<std::function<void()>> queue;
   bool busy = false;
   bool stop = false;
-  int helpers = 0;  // threads in help_until: they run queued work, so the worker need not wake
+  int helpers = 0;  // threads waiting in help_until or run_in_order: they run queued work themselves
   enum class Worker { kAwake, kPolling, kAsleep } worker = Worker::kAwake;
-  Clock::time_point last_activity{};
+  Clock::time_point last_activity{};  // of the last submit
+  uint64_t submitted = 0, completed = 0;  // queued tasks, counted in FIFO order
 
   // Pops and runs the front task; `lock` is held on entry and exit.
   void run_front(std::unique_lock<std::mutex>& lock) {
@@ -35,14 +36,35 @@ struct Timeline::State {
     }
     task = nullptr;  // release captures outside the lock
     lock.lock();
+    ++completed;
     finish_task();
   }
   // Marks the running task done and wakes whoever waits for that; `mutex` is held.
   void finish_task() {
     busy = false;
-    last_activity = Clock::now();
     change_cv.notify_all();
     if (!queue.empty() && helpers == 0 && worker != Worker::kAwake) work_cv.notify_one();
+  }
+  void push(std::function<void()> task) {
+    queue.push_back(std::move(task));
+    ++submitted;
+  }
+  // Waits for progress while another thread runs a task (or for notify()); `lock` is held.
+  void wait_for_change(std::unique_lock<std::mutex>& lock) {
+    if (busy) {
+      // Often a short task: poll a little before sleeping.
+      for (int spin = 0; spin < 64 && busy; ++spin) {
+        lock.unlock();
+        std::this_thread::yield();
+        lock.lock();
+      }
+      if (!busy) return;
+    }
+    change_cv.wait_for(lock, std::chrono::milliseconds(5));
+  }
+  // A helper leaves: work queued behind what it waited for goes to the worker.
+  void leave_helping() {
+    if (--helpers == 0 && !queue.empty() && !busy) work_cv.notify_one();
   }
 };
 
@@ -86,7 +108,7 @@ void Timeline::submit(std::function<void()> task, Wake wake) {
   using Worker = State::Worker;
   {
     std::lock_guard<std::mutex> lock(state_->mutex);
-    state_->queue.push_back(std::move(task));
+    state_->push(std::move(task));
     state_->last_activity = Clock::now();
     // Whoever runs the current task wakes the worker after it; a waiting helper runs it itself;
     // an awake worker finds it on its next look.
@@ -103,7 +125,7 @@ void Timeline::run_or_submit(std::function<void()> task, Wake wake) {
     submit(std::move(task), wake);
     return;
   }
-  state_->queue.push_back(std::move(task));
+  state_->push(std::move(task));
   state_->run_front(lock);
 }
 
@@ -112,6 +134,22 @@ bool Timeline::try_begin_inline() {
   if (state_->busy || !state_->queue.empty()) return false;
   state_->busy = true;
   return true;
+}
+
+bool Timeline::begin_in_order() {
+  std::unique_lock<std::mutex> lock(state_->mutex);
+  const uint64_t before = state_->submitted;
+  ++state_->helpers;
+  while (state_->completed < before) {
+    if (!state_->busy && !state_->queue.empty())
+      state_->run_front(lock);
+    else
+      state_->wait_for_change(lock);
+  }
+  const bool idle = !state_->busy && state_->queue.empty();
+  if (idle) state_->busy = true;
+  state_->leave_helping();
+  return idle;
 }
 
 void Timeline::end_inline() {
@@ -123,23 +161,12 @@ void Timeline::help_until(const std::function<bool()>& done) {
   std::unique_lock<std::mutex> lock(state_->mutex);
   ++state_->helpers;
   while (!done()) {
-    if (!state_->busy && !state_->queue.empty()) {
+    if (!state_->busy && !state_->queue.empty())
       state_->run_front(lock);
-      continue;
-    }
-    if (state_->busy) {
-      // Another thread runs a task, often a short one: poll a little before sleeping.
-      for (int spin = 0; spin < 64 && state_->busy; ++spin) {
-        lock.unlock();
-        std::this_thread::yield();
-        lock.lock();
-      }
-      if (!state_->busy) continue;
-    }
-    state_->change_cv.wait_for(lock, std::chrono::milliseconds(5));
+    else
+      state_->wait_for_change(lock);
   }
-  // Work queued behind what this thread waited for goes to the worker.
-  if (--state_->helpers == 0 && !state_->queue.empty() && !state_->busy) state_->work_cv.notify_one();
+  state_->leave_helping();
 }
 
 void Timeline::notify() {

@@ -37,6 +37,19 @@ class Timeline {
     fn();
     return true;
   }
+  // Runs `fn` on the caller in the place of a task queued now: it first runs (or waits for) the work
+  // queued before this call, then `fn` while it holds the timeline. Returns false, running
+  // nothing, when other threads queued more work in the meantime (queue a task instead).
+  template <class F>
+  bool run_in_order(F&& fn) {
+    if (!begin_in_order()) return false;
+    struct End {
+      Timeline* timeline;
+      ~End() { timeline->end_inline(); }
+    } end{this};
+    fn();
+    return true;
+  }
   // Blocks until `done()` holds, running queued tasks on this thread when the worker is not.
   void help_until(const std::function<bool()>& done);
   // Wakes threads in help_until (call after settling a future outside the timeline).
@@ -45,6 +58,7 @@ class Timeline {
  private:
   struct State;
   bool try_begin_inline();
+  bool begin_in_order();
   void end_inline();
   static void worker_loop(std::shared_ptr<State> state);
   std::shared_ptr<State> state_;
