@@ -86,8 +86,4 @@ Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_s
                       {condition_shape, true_shape, false_shape});
 }
 
-Kernel make_copy_kernel(size_t bytes) {
-  return [bytes](const KernelArgs& args) { std::memcpy(args.outputs[0], args.inputs[0], bytes); };
-}
-
 }  // namespace webnn

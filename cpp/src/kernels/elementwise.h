@@ -29,8 +29,6 @@ Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_s
                          const std::vector<uint32_t>& true_shape, const std::vector<uint32_t>& false_shape,
                          const std::vector<uint32_t>& out_shape);
 
-// Copies `bytes` (used by identity-like ops that cannot alias).
-Kernel make_copy_kernel(size_t bytes);
 
 // ---- the inner loops, one set per ISA level (kernel_table().elementwise picks the active one)
 
