@@ -120,7 +120,8 @@ void ThreadPool::parallel_for(size_t count, size_t grain, const std::function<vo
     fn(0, count);
     return;
   }
-  size_t chunks = std::min(max_chunks, threads * 4);
+  // Few items: one chunk each (dynamic claiming balances them); many: 8 per thread.
+  size_t chunks = max_chunks <= threads * 8 ? max_chunks : threads * 8;
   size_t per_chunk = (count + chunks - 1) / chunks;
   chunks = (count + per_chunk - 1) / per_chunk;
   std::function<void(size_t)> chunk_fn = [&](size_t c) {
