@@ -85,6 +85,22 @@ const std::vector<std::string>& OpView::texts(const std::string& name) const {
   return std::get<std::vector<std::string>>(attr(name));
 }
 
+size_t OpView::axis(const std::string& name, size_t rank) const {
+  const int64_t value = integer(name);
+  if (uint64_t(value) >= rank) fail(str_cat(name, " ", value, " is out of range for rank ", rank));
+  return size_t(value);
+}
+
+std::vector<bool> OpView::axes_mask(const std::string& name, size_t rank) const {
+  std::vector<bool> marked(rank, false);
+  for (int64_t value : integers(name)) {
+    if (uint64_t(value) >= rank) fail(str_cat(name, " value ", value, " is out of range for rank ", rank));
+    if (marked[value]) fail(str_cat(name, " contains ", value, " more than once"));
+    marked[value] = true;
+  }
+  return marked;
+}
+
 std::string OpView::prefix() const {
   return label_.empty() ? def_.name + ": " : "[" + label_ + "] " + def_.name + ": ";
 }

@@ -127,6 +127,11 @@ class OpView {
   const std::vector<double>& reals(const std::string& name) const;
   const std::vector<std::string>& texts(const std::string& name) const;
 
+  // The integer argument `name` as an axis of a rank-`rank` operand (TypeError unless < rank).
+  size_t axis(const std::string& name, size_t rank) const;
+  // The axes list `name`: every value < rank, none repeated; returns which dims it marks.
+  std::vector<bool> axes_mask(const std::string& name, size_t rank) const;
+
   // "[label] op: message" as a TypeError.
   [[noreturn]] void fail(const std::string& message) const;
   std::string prefix() const;

@@ -12,10 +12,8 @@ constexpr DataTypeSet kOutputTypes = type_bit(DataType::kInt32) | type_bit(DataT
 
 std::vector<OperandDescriptor> infer_arg_min_max(const OpView& op) {
   const auto& input = op.operand("input");
-  const int64_t axis = op.integer("axis");
+  const size_t axis = op.axis("axis", input.shape.size());
   const DataType output_type = op.data_type("outputDataType");
-  if (uint64_t(axis) >= input.shape.size())
-    op.fail(str_cat("axis ", axis, " is out of range for rank ", input.shape.size()));
   if (!(kOutputTypes & type_bit(output_type)))
     op.fail(str_cat("outputDataType must be int32 or int64, got ", data_type_name(output_type)));
   const uint64_t max_index = output_type == DataType::kInt32 ? uint64_t(std::numeric_limits<int32_t>::max())

@@ -13,9 +13,7 @@ std::vector<OperandDescriptor> infer_concat(const OpView& op) {
   if (inputs.empty() || inputs.size() > kMaxConcatInputs)
     op.fail(str_cat("the number of inputs must be in [1, ", kMaxConcatInputs, "], got ", inputs.size()));
   const OperandDescriptor& first = *inputs[0];
-  const int64_t axis = op.integer("axis");
-  if (uint64_t(axis) >= first.shape.size())
-    op.fail(str_cat("axis ", axis, " must be less than the inputs' rank ", first.shape.size()));
+  const size_t axis = op.axis("axis", first.shape.size());
   std::vector<uint32_t> shape = first.shape;
   uint64_t axis_size = 0;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -26,7 +24,7 @@ std::vector<OperandDescriptor> infer_concat(const OpView& op) {
     if (in.shape.size() != first.shape.size())
       op.fail(str_cat("inputs[", i, "] has rank ", in.shape.size(), " but inputs[0] has rank ", first.shape.size()));
     for (size_t d = 0; d < shape.size(); ++d)
-      if (int64_t(d) != axis && in.shape[d] != shape[d])
+      if (d != axis && in.shape[d] != shape[d])
         op.fail(str_cat("inputs[", i, "] has shape ", shape_to_string(in.shape), ", which differs from inputs[0] ",
                         shape_to_string(shape), " outside axis ", axis));
     axis_size += in.shape[axis];

@@ -11,9 +11,7 @@ constexpr DataTypeSet kCumulativeSumTypes = kFloatTypes | type_bit(DataType::kIn
 
 std::vector<OperandDescriptor> infer_cumulative_sum(const OpView& op) {
   const auto& input = op.operand("input");
-  const int64_t axis = op.integer("axis");
-  if (uint64_t(axis) >= input.shape.size())
-    op.fail(str_cat("axis ", axis, " is out of range for rank ", input.shape.size()));
+  op.axis("axis", input.shape.size());
   return {input};
 }
 

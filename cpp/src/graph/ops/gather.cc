@@ -7,18 +7,11 @@ namespace webnn {
 
 namespace {
 
-size_t checked_axis(const OpView& op) {
-  const int64_t axis = op.integer("axis");
-  const size_t rank = op.operand("input").shape.size();
-  if (uint64_t(axis) >= rank) op.fail(str_cat("axis ", axis, " must be less than the input rank ", rank));
-  return size_t(axis);
-}
-
 // input.shape[:axis] ++ indices.shape ++ input.shape[axis+1:].
 std::vector<OperandDescriptor> infer_gather(const OpView& op) {
   const auto& input = op.operand("input");
   const auto& indices = op.operand("indices");
-  const size_t axis = checked_axis(op);
+  const size_t axis = op.axis("axis", op.operand("input").shape.size());
   std::vector<uint32_t> shape(input.shape.begin(), input.shape.begin() + axis);
   shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
   shape.insert(shape.end(), input.shape.begin() + axis + 1, input.shape.end());
@@ -29,14 +22,14 @@ std::vector<OperandDescriptor> infer_gather(const OpView& op) {
 Kernel lower_gather(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& indices = op.operand("indices");
   return make_gather_kernel(outputs[0].data_type, indices.data_type,
-                            split_at_axis(op.operand("input").shape, checked_axis(op)), indices.element_count());
+                            split_at_axis(op.operand("input").shape, op.axis("axis", op.operand("input").shape.size())), indices.element_count());
 }
 
 // The output has the indices' shape, which matches the input's except along the axis.
 std::vector<OperandDescriptor> infer_gather_elements(const OpView& op) {
   const auto& input = op.operand("input");
   const auto& indices = op.operand("indices");
-  const size_t axis = checked_axis(op);
+  const size_t axis = op.axis("axis", op.operand("input").shape.size());
   if (indices.shape.size() != input.shape.size())
     op.fail(str_cat("indices has rank ", indices.shape.size(), " but the input has rank ", input.shape.size()));
   for (size_t d = 0; d < input.shape.size(); ++d)
@@ -48,7 +41,7 @@ std::vector<OperandDescriptor> infer_gather_elements(const OpView& op) {
 
 Kernel lower_gather_elements(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& indices = op.operand("indices");
-  const size_t axis = checked_axis(op);
+  const size_t axis = op.axis("axis", op.operand("input").shape.size());
   return make_gather_elements_kernel(outputs[0].data_type, indices.data_type,
                                      split_at_axis(op.operand("input").shape, axis), indices.shape[axis]);
 }

@@ -62,14 +62,8 @@ std::vector<int64_t> layer_norm_axes(const OpView& op) {
     for (size_t d = 1; d < rank; ++d) axes.push_back(int64_t(d));
     return axes;
   }
-  const auto& axes = op.integers("axes");
-  std::vector<bool> seen(rank, false);
-  for (int64_t axis : axes) {
-    if (uint64_t(axis) >= rank) op.fail(str_cat("axes value ", axis, " is out of range for rank ", rank));
-    if (seen[axis]) op.fail(str_cat("axes contains ", axis, " more than once"));
-    seen[axis] = true;
-  }
-  return axes;
+  op.axes_mask("axes", rank);
+  return op.integers("axes");
 }
 
 std::vector<OperandDescriptor> infer_layer_norm(const OpView& op) {

@@ -15,13 +15,7 @@ constexpr DataTypeSet kWideNumericTypes = kFloatTypes | type_bit(DataType::kInt3
 std::vector<bool> reduced_dims(const OpView& op) {
   const size_t rank = op.operand("input").shape.size();
   if (!op.has("axes")) return std::vector<bool>(rank, true);
-  std::vector<bool> reduced(rank, false);
-  for (int64_t axis : op.integers("axes")) {
-    if (uint64_t(axis) >= rank) op.fail(str_cat("axes value ", axis, " is out of range for rank ", rank));
-    if (reduced[axis]) op.fail(str_cat("axes contains ", axis, " more than once"));
-    reduced[axis] = true;
-  }
-  return reduced;
+  return op.axes_mask("axes", rank);
 }
 
 std::vector<OperandDescriptor> infer_reduce(const OpView& op) {

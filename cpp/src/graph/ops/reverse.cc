@@ -10,14 +10,7 @@ namespace {
 std::vector<bool> reversed_dims(const OpView& op) {
   const size_t rank = op.operand("input").shape.size();
   if (!op.has("axes")) return std::vector<bool>(rank, true);
-  std::vector<bool> flip(rank, false);
-  const auto& axes = op.integers("axes");
-  for (size_t i = 0; i < axes.size(); ++i) {
-    if (uint64_t(axes[i]) >= rank) op.fail(str_cat("axes[", i, "] = ", axes[i], " is not less than the rank ", rank));
-    if (flip[axes[i]]) op.fail(str_cat("axes has the value ", axes[i], " twice"));
-    flip[axes[i]] = true;
-  }
-  return flip;
+  return op.axes_mask("axes", rank);
 }
 
 std::vector<OperandDescriptor> infer_reverse(const OpView& op) {

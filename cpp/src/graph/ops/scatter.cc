@@ -8,18 +8,11 @@ namespace webnn {
 
 namespace {
 
-size_t checked_axis(const OpView& op) {
-  const int64_t axis = op.integer("axis");
-  const size_t rank = op.operand("input").shape.size();
-  if (uint64_t(axis) >= rank) op.fail(str_cat("axis ", axis, " must be less than the input rank ", rank));
-  return size_t(axis);
-}
-
 std::vector<OperandDescriptor> infer_scatter_elements(const OpView& op) {
   const auto& input = op.operand("input");
   const auto& indices = op.operand("indices");
   const auto& updates = op.operand("updates");
-  const size_t axis = checked_axis(op);
+  const size_t axis = op.axis("axis", op.operand("input").shape.size());
   if (indices.shape.size() != input.shape.size())
     op.fail(str_cat("indices has rank ", indices.shape.size(), " but the input has rank ", input.shape.size()));
   for (size_t d = 0; d < input.shape.size(); ++d)
@@ -34,7 +27,7 @@ std::vector<OperandDescriptor> infer_scatter_elements(const OpView& op) {
 
 Kernel lower_scatter_elements(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& indices = op.operand("indices");
-  const size_t axis = checked_axis(op);
+  const size_t axis = op.axis("axis", op.operand("input").shape.size());
   return make_scatter_elements_kernel(outputs[0].data_type, indices.data_type,
                                       split_at_axis(outputs[0].shape, axis), indices.shape[axis]);
 }

@@ -8,9 +8,7 @@ namespace {
 
 std::vector<OperandDescriptor> infer_softmax(const OpView& op) {
   const auto& input = op.operand("input");
-  const int64_t axis = op.integer("axis");
-  if (uint64_t(axis) >= input.shape.size())
-    op.fail(str_cat("axis ", axis, " is out of range for rank ", input.shape.size()));
+  op.axis("axis", input.shape.size());
   return {input};
 }
 

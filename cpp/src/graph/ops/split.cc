@@ -11,9 +11,7 @@ constexpr int64_t kMaxSplits = 8192;
 // The size of each part along the axis.
 std::vector<uint32_t> split_sizes(const OpView& op) {
   const auto& input = op.operand("input");
-  const int64_t axis = op.integer("axis");
-  if (uint64_t(axis) >= input.shape.size())
-    op.fail(str_cat("axis ", axis, " must be less than the input rank ", input.shape.size()));
+  const size_t axis = op.axis("axis", input.shape.size());
   const uint32_t dim = input.shape[axis];
   const Attr& splits = op.attr("splits");
   if (auto* count = std::get_if<int64_t>(&splits)) {
