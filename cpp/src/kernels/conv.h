@@ -21,6 +21,17 @@ struct Conv2dParams {
   float activation_max = std::numeric_limits<float>::infinity();
 };
 
+// Element strides of the filter's o, i, h, w axes for its layout (oihw | hwio | ohwi | ihwo).
+struct FilterStrides {
+  size_t o, i, h, w;
+};
+FilterStrides filter_strides(const Conv2dParams& p);
+// Element i of a float32 or float16 array, as float.
+float load_float(const void* base, DataType type, size_t i);
+bool is_depthwise(const Conv2dParams& p);
+// [batch][rows][cols] -> [batch][cols][rows] (NCHW <-> NHWC), threaded over `pool`.
+void transpose_planes(const float* in, float* out, size_t batch, size_t rows, size_t cols, ThreadPool* pool);
+
 // conv2d for float32/float16 (computed in float32); inputs: input, filter[, bias]. A constant filter
 // (and bias) given here is reordered and packed once.
 Kernel make_conv2d_kernel(DataType type, const Conv2dParams& params, const void* filter_constant = nullptr,

@@ -2,7 +2,7 @@
 // - NHWC: C[pixels][O/g] = im2col rows (built a chunk of pixels at a time; 1x1 needs none) x the
 //   filter packed once as B = [kH*kW*I/g][O/g];
 // - NCHW: C[O/g][pixels] = filter rows x im2col columns packed straight into B panels;
-// - depthwise: a direct loop per layout.
+// - depthwise: its own kernel (conv_depthwise.h).
 // Bias and a fused activation run in the GEMM epilogue.
 #include <algorithm>
 #include <cstring>
@@ -15,11 +15,6 @@
 
 namespace webnn {
 
-namespace {
-
-struct FilterStrides {
-  size_t o, i, h, w;
-};
 FilterStrides filter_strides(const Conv2dParams& p) {
   const size_t O = p.out_channels, I = p.in_channels / p.groups, KH = p.kernel_h, KW = p.kernel_w;
   if (p.filter_layout == "hwio") return {1, O, KW * I * O, I * O};
@@ -33,18 +28,33 @@ float load_float(const void* base, DataType type, size_t i) {
   return static_cast<const float*>(base)[i];
 }
 
-// Everything derived from the filter (and bias) once: per-group packed GEMM matrices, or for
-// depthwise convolutions a [kH][kW][C] weight array.
-struct PreparedFilter {
-  std::vector<PackedB> groups;   // NHWC: per group, B = [kH*kW*I/g][O/g] packed
-  std::vector<float> rows;       // NCHW: per group, A = [O/g][I/g*kH*kW] row-major, groups concatenated
-  std::vector<float> depthwise;  // [kH][kW][C]
-  std::vector<float> bias;
-};
-
 bool is_depthwise(const Conv2dParams& p) {
   return p.groups == p.in_channels && p.groups == p.out_channels && p.groups > 1;
 }
+
+void transpose_planes(const float* in, float* out, size_t batch, size_t rows, size_t cols, ThreadPool* pool) {
+  constexpr size_t kTile = 32;
+  const size_t row_tiles = (rows + kTile - 1) / kTile;
+  pool->parallel_for(batch * row_tiles, 1, [&](size_t begin, size_t end) {
+    for (size_t t = begin; t < end; ++t) {
+      const size_t n = t / row_tiles, r0 = (t % row_tiles) * kTile, r1 = std::min(rows, r0 + kTile);
+      const float* src = in + n * rows * cols;
+      float* dst = out + n * rows * cols;
+      for (size_t c0 = 0; c0 < cols; c0 += kTile)
+        for (size_t r = r0; r < r1; ++r)
+          for (size_t c = c0; c < std::min(cols, c0 + kTile); ++c) dst[c * rows + r] = src[r * cols + c];
+    }
+  });
+}
+
+namespace {
+
+// Everything derived from the filter (and bias) once: per-group packed GEMM matrices.
+struct PreparedFilter {
+  std::vector<PackedB> groups;   // NHWC: per group, B = [kH*kW*I/g][O/g] packed
+  std::vector<float> rows;       // NCHW: per group, A = [O/g][I/g*kH*kW] row-major, groups concatenated
+  std::vector<float> bias;
+};
 
 std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType type, const void* filter,
                                                const void* bias) {
@@ -55,14 +65,6 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
   if (bias) {
     prepared->bias.resize(p.out_channels);
     for (size_t o = 0; o < p.out_channels; ++o) prepared->bias[o] = load_float(bias, type, o);
-  }
-  if (is_depthwise(p)) {
-    prepared->depthwise.resize(KH * KW * p.out_channels);
-    for (size_t kh = 0; kh < KH; ++kh)
-      for (size_t kw = 0; kw < KW; ++kw)
-        for (size_t c = 0; c < p.out_channels; ++c)
-          prepared->depthwise[(kh * KW + kw) * p.out_channels + c] = load_float(filter, type, c * fs.o + kh * fs.h + kw * fs.w);
-    return prepared;
   }
   const size_t rows = KH * KW * Ig;
   if (!p.nhwc) {
@@ -165,22 +167,6 @@ void pack_im2col_nchw(const Conv2dParams& p, const float* image, size_t g, Packe
   });
 }
 
-// [batch][rows][cols] -> [batch][cols][rows].
-void transpose_planes(const float* in, float* out, size_t batch, size_t rows, size_t cols, ThreadPool* pool) {
-  constexpr size_t kTile = 32;
-  const size_t row_tiles = (rows + kTile - 1) / kTile;
-  pool->parallel_for(batch * row_tiles, 1, [&](size_t begin, size_t end) {
-    for (size_t t = begin; t < end; ++t) {
-      const size_t n = t / row_tiles, r0 = (t % row_tiles) * kTile, r1 = std::min(rows, r0 + kTile);
-      const float* src = in + n * rows * cols;
-      float* dst = out + n * rows * cols;
-      for (size_t c0 = 0; c0 < cols; c0 += kTile)
-        for (size_t r = r0; r < r1; ++r)
-          for (size_t c = c0; c < std::min(cols, c0 + kTile); ++c) dst[c * rows + r] = src[r * cols + c];
-    }
-  });
-}
-
 // NCHW: per image and group, C[O/g][pixels] = filter rows x im2col columns; output is NCHW as is.
 void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool,
                     BufferPtr& scratch) {
@@ -220,8 +206,8 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
   // NCHW k x k convolutions run through the NHWC path (see the kernel below).
   const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
                          p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
-  // Narrow NCHW depthwise planes vectorize poorly along rows: they vectorize over channels in NHWC.
-  const bool nchw_as_nhwc = !p.nhwc && ((!is_depthwise(p) && !pointwise) || (is_depthwise(p) && p.out_w < 16));
+  if (is_depthwise(p)) return make_depthwise_conv2d_kernel(type, p, filter_constant, bias_constant);
+  const bool nchw_as_nhwc = !p.nhwc && !pointwise;
   Conv2dParams nhwc_params = p;
   nhwc_params.nhwc = true;
   const Conv2dParams& filter_params = nchw_as_nhwc ? nhwc_params : p;
@@ -246,26 +232,17 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
       out = out_buffer.data();
     }
     if (p.nhwc) {
-      if (is_depthwise(p)) depthwise_conv2d(p, filter->depthwise.data(), filter->bias.empty() ? nullptr : filter->bias.data(), in, out, args.pool);
-      else conv_gemm_nhwc(p, *filter, in, out, args.pool);
+      conv_gemm_nhwc(p, *filter, in, out, args.pool);
     } else if (nchw_as_nhwc) {
       // k x k on NCHW: im2col rows in NHWC beat packing im2col columns; transpose in and out.
       thread_local std::vector<float> in_nhwc, out_nhwc;
       in_nhwc.resize(in_count);
       out_nhwc.resize(out_count);
       transpose_planes(in, in_nhwc.data(), p.batch, p.in_channels, p.in_h * p.in_w, args.pool);
-      if (is_depthwise(p))
-        depthwise_conv2d(nhwc_params, filter->depthwise.data(), filter->bias.empty() ? nullptr : filter->bias.data(),
-                         in_nhwc.data(), out_nhwc.data(), args.pool);
-      else
-        conv_gemm_nhwc(nhwc_params, *filter, in_nhwc.data(), out_nhwc.data(), args.pool);
+      conv_gemm_nhwc(nhwc_params, *filter, in_nhwc.data(), out_nhwc.data(), args.pool);
       transpose_planes(out_nhwc.data(), out, p.batch, p.out_h * p.out_w, p.out_channels, args.pool);
     } else {
-      if (is_depthwise(p))
-        depthwise_conv2d(p, filter->depthwise.data(), filter->bias.empty() ? nullptr : filter->bias.data(), in, out,
-                         args.pool);
-      else
-        conv_gemm_nchw(p, *filter, in, out, args.pool, *scratch);
+      conv_gemm_nchw(p, *filter, in, out, args.pool, *scratch);
     }
     if (!f32) {
       float16* h = static_cast<float16*>(args.outputs[0]);

@@ -8,6 +8,11 @@
 
 namespace webnn {
 
+// The conv2d kernel for depthwise convolutions (groups = C = O), float32 or float16 (computed in
+// float32). A constant filter (and bias) is reordered once.
+Kernel make_depthwise_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filter_constant,
+                                    const void* bias_constant);
+
 // weights: [kH][kW][C]; bias: C values or null.
 void depthwise_conv2d(const Conv2dParams& p, const float* weights, const float* bias, const float* in, float* out,
                       ThreadPool* pool);
