@@ -1,7 +1,8 @@
 // conv2d on the GEMM driver, in the caller's layout (no transposes):
 // - NHWC: C[pixels][O/g] = im2col rows (built a chunk of pixels at a time; 1x1 needs none) x the
 //   filter packed once as B = [kH*kW*I/g][O/g];
-// - NCHW: C[O/g][pixels] = filter rows x im2col columns packed straight into B panels;
+// - NCHW: C[O/g][pixels] = the filter packed once as A x im2col columns packed straight into B
+//   panels a cache block at a time;
 // - depthwise: its own kernel (conv_depthwise.h).
 // Bias and a fused activation run in the GEMM epilogue.
 #include <algorithm>
@@ -9,8 +10,10 @@
 
 #include "kernels/conv.h"
 #include "kernels/conv_depthwise.h"
+#include "kernels/data_movement.h"
 #include "kernels/gemm.h"
 #include "kernels/kernel_util.h"
+#include "kernels/platform.h"
 #include "runtime/thread_pool.h"
 
 namespace webnn {
@@ -33,26 +36,42 @@ bool is_depthwise(const Conv2dParams& p) {
 }
 
 void transpose_planes(const float* in, float* out, size_t batch, size_t rows, size_t cols, ThreadPool* pool) {
-  constexpr size_t kTile = 32;
+  constexpr size_t kTile = 64;
+  const auto transpose_tile = kernel_table().data_movement->transpose_tile[2];  // 4-byte elements
   const size_t row_tiles = (rows + kTile - 1) / kTile;
   pool->parallel_for(batch * row_tiles, 1, [&](size_t begin, size_t end) {
     for (size_t t = begin; t < end; ++t) {
-      const size_t n = t / row_tiles, r0 = (t % row_tiles) * kTile, r1 = std::min(rows, r0 + kTile);
-      const float* src = in + n * rows * cols;
-      float* dst = out + n * rows * cols;
-      for (size_t c0 = 0; c0 < cols; c0 += kTile)
-        for (size_t r = r0; r < r1; ++r)
-          for (size_t c = c0; c < std::min(cols, c0 + kTile); ++c) dst[c * rows + r] = src[r * cols + c];
+      const size_t n = t / row_tiles, r0 = (t % row_tiles) * kTile, row_count = std::min(kTile, rows - r0);
+      const float* src = in + n * rows * cols + r0 * cols;
+      float* dst = out + n * rows * cols + r0;
+      // dst[c * rows + r] = src[r * cols + c] for the tile's rows r, every column c
+      transpose_tile(src, dst, int64_t(cols), int64_t(row_count), int64_t(cols), int64_t(rows));
     }
   });
 }
 
 namespace {
 
+// A 1x1 stride-1 unpadded convolution: the input already is the GEMM operand.
+bool is_pointwise(const Conv2dParams& p) {
+  return p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
+         p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
+}
+
+// Whether an NCHW convolution runs as the transposed product: when the output pixels fill NR-wide
+// panels much worse than the output channels do (packing A and the final transpose cost more than
+// packing B: measured worth it at 7x7 outputs, not at 14x14).
+bool nchw_runs_transposed(const Conv2dParams& p) {
+  const size_t nr = gemm_panel_width(), pixels = p.out_h * p.out_w, Og = p.out_channels / p.groups;
+  const double pixel_fill = double(pixels) / double((pixels + nr - 1) / nr * nr);
+  const double channel_fill = double(Og) / double((Og + nr - 1) / nr * nr);
+  return pixel_fill < 0.8 * channel_fill;
+}
+
 // Everything derived from the filter (and bias) once: per-group packed GEMM matrices.
 struct PreparedFilter {
-  std::vector<PackedB> groups;   // NHWC: per group, B = [kH*kW*I/g][O/g] packed
-  std::vector<float> rows;       // NCHW: per group, A = [O/g][I/g*kH*kW] row-major, groups concatenated
+  std::vector<PackedB> groups;   // NHWC, or NCHW run transposed: per group, B = [kH*kW*I/g][O/g] packed
+  std::vector<PackedA> rows;     // NCHW: per group, A = [O/g][I/g*kH*kW] packed
   std::vector<float> bias;
 };
 
@@ -67,22 +86,27 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
     for (size_t o = 0; o < p.out_channels; ++o) prepared->bias[o] = load_float(bias, type, o);
   }
   const size_t rows = KH * KW * Ig;
-  if (!p.nhwc) {
-    prepared->rows.resize(p.out_channels * rows);
-    for (size_t o = 0; o < p.out_channels; ++o)
-      for (size_t i = 0; i < Ig; ++i)
-        for (size_t kh = 0; kh < KH; ++kh)
-          for (size_t kw = 0; kw < KW; ++kw)
-            prepared->rows[o * rows + (i * KH + kh) * KW + kw] = load_float(filter, type, o * fs.o + i * fs.i + kh * fs.h + kw * fs.w);
+  if (!p.nhwc && !nchw_runs_transposed(p)) {
+    std::vector<float> matrix(Og * rows);
+    for (size_t g = 0; g < p.groups; ++g) {
+      for (size_t o = 0; o < Og; ++o)
+        for (size_t i = 0; i < Ig; ++i)
+          for (size_t kh = 0; kh < KH; ++kh)
+            for (size_t kw = 0; kw < KW; ++kw)
+              matrix[o * rows + (i * KH + kh) * KW + kw] =
+                  load_float(filter, type, (g * Og + o) * fs.o + i * fs.i + kh * fs.h + kw * fs.w);
+      prepared->rows.push_back(pack_a_f32(Og, rows, matrix.data(), rows));
+    }
     return prepared;
   }
+  // B = [kH*kW*I/g][O/g] rows in (kh, kw, i) order for NHWC im2col rows, (i, kh, kw) for NCHW.
   std::vector<float> matrix(rows * Og);
   for (size_t g = 0; g < p.groups; ++g) {
     for (size_t kh = 0; kh < KH; ++kh)
       for (size_t kw = 0; kw < KW; ++kw)
         for (size_t i = 0; i < Ig; ++i)
           for (size_t o = 0; o < Og; ++o)
-            matrix[((kh * KW + kw) * Ig + i) * Og + o] =
+            matrix[(p.nhwc ? (kh * KW + kw) * Ig + i : (i * KH + kh) * KW + kw) * Og + o] =
                 load_float(filter, type, (g * Og + o) * fs.o + i * fs.i + kh * fs.h + kw * fs.w);
     prepared->groups.push_back(pack_b_f32(rows, Og, matrix.data(), Og));
   }
@@ -94,8 +118,7 @@ void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float*
   const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w, O = p.out_channels;
   const size_t KH = p.kernel_h, KW = p.kernel_w, Ig = C / p.groups, Og = O / p.groups;
   const size_t K = KH * KW * Ig, pixels = p.batch * OH * OW;
-  const bool pointwise = KH == 1 && KW == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 &&
-                         p.pad_left == 0 && OH == H && OW == W;
+  const bool pointwise = is_pointwise(p);
   GemmEpilogue ep;
   ep.min = p.activation_min;
   ep.max = p.activation_max;
@@ -136,65 +159,107 @@ void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float*
   });
 }
 
-// Packs the im2col matrix of one image and group, [I/g*kH*kW][OH*OW], straight into GEMM B panels.
-void pack_im2col_nchw(const Conv2dParams& p, const float* image, size_t g, PackedB& packed, ThreadPool* pool) {
+// Output pixels [n0, n0+count) of one output row segment: the run starting at `dst_column`.
+struct PixelRun {
+  size_t oy, ox, count, dst_column;
+};
+
+// Packs a block of the im2col matrix of one image and group, taps (i, kh, kw) [k0, k0+kc) x output
+// pixels [n0, n0+nc), into panels of `nr` pixels ([kc][nr] each, pixels past nc zeroed): GEMM B
+// panels (nr = NR), or, for the transposed product, A panels (nr = MR). Out-of-image taps are zeros.
+void pack_im2col_block(const Conv2dParams& p, const float* image, size_t k0, size_t kc, size_t n0, size_t nc,
+                       size_t nr, float* dst) {
   const size_t H = p.in_h, W = p.in_w, OW = p.out_w, KH = p.kernel_h, KW = p.kernel_w;
-  const size_t Ig = p.in_channels / p.groups, pixels = p.out_h * p.out_w, nr = packed.nr, K = packed.K;
-  const size_t panels = (pixels + nr - 1) / nr;
-  float* base = reinterpret_cast<float*>(packed.data->data());
-  pool->parallel_for(panels, 1, [&](size_t begin, size_t end) {
-    std::vector<long long> y0(nr), x0(nr);
-    for (size_t panel = begin; panel < end; ++panel) {
-      float* dst = base + panel * K * nr;
-      const size_t p0 = panel * nr, count = std::min(nr, pixels - p0);
-      for (size_t j = 0; j < count; ++j) {  // top-left input corner of each output pixel
-        y0[j] = (long long)((p0 + j) / OW * p.stride_h) - (long long)p.pad_top;
-        x0[j] = (long long)((p0 + j) % OW * p.stride_w) - (long long)p.pad_left;
+  const size_t sh = p.stride_h, sw = p.stride_w;
+  PixelRun runs[64];
+  for (size_t j0 = 0; j0 < nc; j0 += nr, dst += kc * nr) {
+    const size_t cols = std::min(nr, nc - j0);
+    size_t run_count = 0;
+    for (size_t j = 0; j < cols;) {
+      const size_t pixel = n0 + j0 + j, ox = pixel % OW, count = std::min(cols - j, OW - ox);
+      runs[run_count++] = PixelRun{pixel / OW, ox, count, j};
+      j += count;
+    }
+    size_t i = k0 / (KH * KW), kh = (k0 / KW) % KH, kw = k0 % KW;
+    for (size_t k = 0; k < kc; ++k) {
+      float* row = dst + k * nr;
+      const float* plane = image + i * H * W;
+      const long long dy = (long long)(kh * p.dilation_h) - (long long)p.pad_top;
+      const long long dx = (long long)(kw * p.dilation_w) - (long long)p.pad_left;
+      for (size_t r = 0; r < run_count; ++r) {
+        const PixelRun& run = runs[r];
+        float* out = row + run.dst_column;
+        const long long y = (long long)(run.oy * sh) + dy;
+        if (y < 0 || y >= (long long)H) {
+          for (size_t t = 0; t < run.count; ++t) out[t] = 0.0f;
+          continue;
+        }
+        // Taps t whose column x0 + t*sw lies in [0, W).
+        const long long x0 = (long long)(run.ox * sw) + dx;
+        const long long first_ll = x0 >= 0 ? 0 : (-x0 + (long long)sw - 1) / (long long)sw;
+        const long long last_ll = ((long long)W - 1 - x0) < 0 ? -1 : ((long long)W - 1 - x0) / (long long)sw;
+        const size_t first = std::min<size_t>(run.count, size_t(first_ll));
+        const size_t end = last_ll < (long long)first ? first : std::min<size_t>(run.count, size_t(last_ll) + 1);
+        for (size_t t = 0; t < first; ++t) out[t] = 0.0f;
+        const float* src = plane + size_t(y) * W + (x0 + (long long)first * (long long)sw);
+        if (sw == 1) {
+          for (size_t t = first; t < end; ++t) out[t] = src[t - first];
+        } else {
+          for (size_t t = first; t < end; ++t) out[t] = src[(t - first) * sw];
+        }
+        for (size_t t = end; t < run.count; ++t) out[t] = 0.0f;
       }
-      for (size_t i = 0; i < Ig; ++i) {
-        const float* plane = image + (g * Ig + i) * H * W;
-        for (size_t kh = 0; kh < KH; ++kh)
-          for (size_t kw = 0; kw < KW; ++kw, dst += nr) {
-            const long long dy = (long long)(kh * p.dilation_h), dx = (long long)(kw * p.dilation_w);
-            for (size_t j = 0; j < count; ++j) {
-              const long long y = y0[j] + dy, x = x0[j] + dx;
-              dst[j] = (y < 0 || y >= (long long)H || x < 0 || x >= (long long)W) ? 0.0f : plane[y * (long long)W + x];
-            }
-            for (size_t j = count; j < nr; ++j) dst[j] = 0.0f;
-          }
+      for (size_t j = cols; j < nr; ++j) row[j] = 0.0f;
+      if (++kw == KW) {
+        kw = 0;
+        if (++kh == KH) kh = 0, ++i;
       }
     }
-  });
+  }
 }
 
-// NCHW: per image and group, C[O/g][pixels] = filter rows x im2col columns; output is NCHW as is.
-void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool,
-                    BufferPtr& scratch) {
+// NCHW: per image and group, C[O/g][pixels] = the packed filter (A) x im2col columns packed a
+// cache block at a time (B). When the pixels fill the B panels poorly (small images), the product
+// runs transposed, C^T[pixels][O/g] = im2col rows x the packed filter (B), then C^T is transposed.
+void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool) {
   const size_t Ig = p.in_channels / p.groups, Og = p.out_channels / p.groups;
   const size_t K = Ig * p.kernel_h * p.kernel_w, pixels = p.out_h * p.out_w;
-  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                         p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
-  PackedB packed;
-  packed.K = K;
-  packed.N = pixels;
-  packed.nr = gemm_panel_width();
-  const size_t bytes = (pixels + packed.nr - 1) / packed.nr * packed.nr * K * sizeof(float);
-  if (!pointwise) {
-    if (!scratch || scratch->size() < bytes) scratch = std::make_shared<AlignedBuffer>(bytes);
-    packed.data = scratch;
-  }
+  const bool pointwise = is_pointwise(p), transposed = !f.groups.empty();
+  const size_t mr = kernel_table().gemm_f32.mr, nr = gemm_panel_width();
   GemmEpilogue ep;
-  ep.bias_per_row = true;
+  ep.bias_per_row = !transposed;
   ep.min = p.activation_min;
   ep.max = p.activation_max;
+  thread_local std::vector<float> transposed_out;
+  if (transposed) transposed_out.resize(pixels * Og);
   for (size_t n = 0; n < p.batch; ++n) {
-    const float* image = in + n * p.in_channels * p.in_h * p.in_w;
     for (size_t g = 0; g < p.groups; ++g) {
-      if (pointwise) packed = pack_b_f32(K, pixels, image + g * Ig * pixels, pixels);
-      else pack_im2col_nchw(p, image, g, packed, pool);
+      const float* image = in + (n * p.in_channels + g * Ig) * p.in_h * p.in_w;
+      float* dst = out + (n * p.out_channels + g * Og) * pixels;
       ep.bias = f.bias.empty() ? nullptr : f.bias.data() + g * Og;
-      gemm_f32_packed(Og, pixels, K, f.rows.data() + g * Og * K, K, false, packed,
-                      out + (n * p.out_channels + g * Og) * pixels, pixels, ep, pool);
+      if (transposed) {
+        if (pointwise)  // A = the input planes read transposed
+          gemm_f32_packed(pixels, Og, K, image, pixels, true, f.groups[g], transposed_out.data(), Og, ep, pool);
+        else
+          gemm_f32_packed(
+              pixels, Og, K,
+              [&](size_t m0, size_t mc, size_t k0, size_t kc, float* panels) {
+                pack_im2col_block(p, image, k0, kc, m0, mc, mr, panels);
+              },
+              f.groups[g], transposed_out.data(), Og, ep, pool);
+        transpose_planes(transposed_out.data(), dst, 1, pixels, Og, pool);
+        continue;
+      }
+      BBlockPacker pack_b;
+      if (pointwise)
+        pack_b = [&](size_t k0, size_t kc, size_t n0, size_t nc, float* panels) {
+          pack_b_block_rows(image, pixels, k0, kc, n0, nc, panels);
+        };
+      else
+        pack_b = [&](size_t k0, size_t kc, size_t n0, size_t nc, float* panels) {
+          pack_im2col_block(p, image, k0, kc, n0, nc, nr, panels);
+        };
+      gemm_f32_packed_a(Og, pixels, K, f.rows[g], pack_b, dst, pixels, ep, pool);
     }
   }
 }
@@ -204,23 +269,16 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
 Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filter_constant,
                           const void* bias_constant) {
   // NCHW k x k convolutions run through the NHWC path (see the kernel below).
-  const bool pointwise = p.kernel_h == 1 && p.kernel_w == 1 && p.stride_h == 1 && p.stride_w == 1 &&
-                         p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
   if (is_depthwise(p)) return make_depthwise_conv2d_kernel(type, p, filter_constant, bias_constant);
-  const bool nchw_as_nhwc = !p.nhwc && !pointwise;
-  Conv2dParams nhwc_params = p;
-  nhwc_params.nhwc = true;
-  const Conv2dParams& filter_params = nchw_as_nhwc ? nhwc_params : p;
   std::shared_ptr<PreparedFilter> constant;
   if (filter_constant && (!p.has_bias || bias_constant))
-    constant = prepare_filter(filter_params, type, filter_constant, p.has_bias ? bias_constant : nullptr);
+    constant = prepare_filter(p, type, filter_constant, p.has_bias ? bias_constant : nullptr);
   const bool f32 = type == DataType::kFloat32;
-  auto scratch = std::make_shared<BufferPtr>();  // im2col panels, reused across dispatches
   const size_t in_count = p.batch * p.in_h * p.in_w * p.in_channels;
   const size_t out_count = p.batch * p.out_h * p.out_w * p.out_channels;
   return [=](const KernelArgs& args) {
     auto filter = constant ? constant
-                           : prepare_filter(filter_params, type, args.inputs[1], p.has_bias ? args.inputs[2] : nullptr);
+                           : prepare_filter(p, type, args.inputs[1], p.has_bias ? args.inputs[2] : nullptr);
     thread_local std::vector<float> in_buffer, out_buffer;
     const float* in = static_cast<const float*>(args.inputs[0]);
     float* out = static_cast<float*>(args.outputs[0]);
@@ -231,19 +289,8 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
       out_buffer.resize(out_count);
       out = out_buffer.data();
     }
-    if (p.nhwc) {
-      conv_gemm_nhwc(p, *filter, in, out, args.pool);
-    } else if (nchw_as_nhwc) {
-      // k x k on NCHW: im2col rows in NHWC beat packing im2col columns; transpose in and out.
-      thread_local std::vector<float> in_nhwc, out_nhwc;
-      in_nhwc.resize(in_count);
-      out_nhwc.resize(out_count);
-      transpose_planes(in, in_nhwc.data(), p.batch, p.in_channels, p.in_h * p.in_w, args.pool);
-      conv_gemm_nhwc(nhwc_params, *filter, in_nhwc.data(), out_nhwc.data(), args.pool);
-      transpose_planes(out_nhwc.data(), out, p.batch, p.out_h * p.out_w, p.out_channels, args.pool);
-    } else {
-      conv_gemm_nchw(p, *filter, in, out, args.pool, *scratch);
-    }
+    if (p.nhwc) conv_gemm_nhwc(p, *filter, in, out, args.pool);
+    else conv_gemm_nchw(p, *filter, in, out, args.pool);
     if (!f32) {
       float16* h = static_cast<float16*>(args.outputs[0]);
       for (size_t i = 0; i < out_count; ++i) h[i].bits = float_to_half(out[i]);

@@ -10,10 +10,19 @@ namespace webnn {
 
 namespace {
 
-constexpr size_t kKc = 384;        // K block: a B micro-panel (kKc x NR) stays in L1
-constexpr size_t kMcTarget = 112;  // M block: the packed A block stays in L2
+constexpr size_t kKc = 256;        // K block: a B micro-panel (kKc x NR) stays in L1 beside an A micro-panel
+constexpr size_t kMcTarget = 168;  // M block: the packed A block (kMcTarget x kKc) stays in L2
+constexpr size_t kNcTarget = 384;  // N block of packed-A GEMMs: the packed B block stays in L2
 
 BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
+
+// Per-thread packing buffers, grown on demand and kept across calls (no allocation per GEMM).
+float* thread_scratch(size_t slot, size_t count) {
+  thread_local BufferPtr buffers[2];
+  BufferPtr& buffer = buffers[slot];
+  if (!buffer || buffer->size() < count * sizeof(float)) buffer = float_buffer(count);
+  return reinterpret_cast<float*>(buffer->data());
+}
 
 // Packs rows [m0, m0+mc) x cols [k0, k0+kc) of A into MR-row panels ([kc][MR] each, zero padded).
 void pack_a(const float* A, size_t lda, bool transposed, size_t M, size_t m0, size_t mc, size_t k0, size_t kc,
@@ -35,6 +44,14 @@ void pack_a(const float* A, size_t lda, bool transposed, size_t M, size_t m0, si
     for (size_t i = rows; i < mr; ++i)
       for (size_t k = 0; k < kc; ++k) panel[k * mr + i] = 0.0f;
   }
+}
+
+// The epilogue of the tile at (row, n0) when its K loop ends; null when nothing applies.
+const GemmTileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, size_t n0, GemmTileEpilogue& out) {
+  if (!epilogue.active()) return nullptr;
+  out = GemmTileEpilogue{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max};
+  if (epilogue.bias) out.bias = epilogue.bias + (epilogue.bias_per_row ? row : n0);
+  return &out;
 }
 
 }  // namespace
@@ -62,6 +79,82 @@ PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transpos
     }
   }
   return packed;
+}
+
+PackedA pack_a_f32(size_t M, size_t K, const float* A, size_t lda) {
+  PackedA packed;
+  packed.M = M;
+  packed.K = K;
+  packed.mr = kernel_table().gemm_f32.mr;
+  const size_t panels = (M + packed.mr - 1) / packed.mr;
+  packed.data = float_buffer(panels * K * packed.mr);
+  pack_a(A, lda, false, M, 0, panels * packed.mr, 0, K, packed.mr, reinterpret_cast<float*>(packed.data->data()));
+  return packed;
+}
+
+void pack_b_block_rows(const float* B, size_t ldb, size_t k0, size_t kc, size_t n0, size_t nc, float* dst) {
+  const size_t nr = kernel_table().gemm_f32.nr;
+  for (size_t j0 = 0; j0 < nc; j0 += nr, dst += kc * nr) {
+    const size_t cols = std::min(nr, nc - j0);
+    const float* src = B + k0 * ldb + n0 + j0;
+    for (size_t k = 0; k < kc; ++k, src += ldb) {
+      float* row = dst + k * nr;
+      std::memcpy(row, src, cols * sizeof(float));
+      if (cols < nr) std::memset(row + cols, 0, (nr - cols) * sizeof(float));
+    }
+  }
+}
+
+void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBlockPacker& pack_b, float* C,
+                       size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr;
+  if (A.mr != mr) throw Error(ErrorKind::kUnknownError, "internal: A was packed for another microkernel");
+  if (M == 0 || N == 0) return;
+  const size_t threads = pool && size_t(M) * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
+  const size_t a_panels = (M + mr - 1) / mr;
+  // N blocks that fit L2, as many as a multiple of the threads; when N has too few panels for that,
+  // one N block and the A panels split between the threads.
+  const size_t n_panels = (N + nr - 1) / nr;
+  size_t n_blocks = (N + kNcTarget - 1) / kNcTarget, m_chunks = 1;
+  if (threads > 1) {
+    if (n_panels >= 2 * threads) {
+      n_blocks = std::min(n_panels, (n_blocks + threads - 1) / threads * threads);
+    } else {
+      n_blocks = 1;
+      m_chunks = std::min(a_panels, 2 * threads);
+    }
+  }
+  const size_t nc = ((N + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
+  n_blocks = (N + nc - 1) / nc;
+  const size_t panels_per_chunk = (a_panels + m_chunks - 1) / m_chunks;
+  m_chunks = (a_panels + panels_per_chunk - 1) / panels_per_chunk;
+  auto run_tiles = [&](size_t begin, size_t end) {
+    float* b_block = thread_scratch(1, kKc * ((nc + nr - 1) / nr * nr));
+    GemmTileEpilogue ep;
+    for (size_t t = begin; t < end; ++t) {
+      const size_t nb = t / m_chunks, mc = t % m_chunks;
+      const size_t n0 = nb * nc, cols_in_block = std::min(nc, N - n0);
+      const size_t p_begin = mc * panels_per_chunk, p_end = std::min(a_panels, p_begin + panels_per_chunk);
+      for (size_t k0 = 0; k0 < K; k0 += kKc) {
+        const size_t kc = std::min(kKc, K - k0);
+        const bool accumulate = k0 > 0, last = k0 + kc == K;
+        pack_b(k0, kc, n0, cols_in_block, b_block);
+        for (size_t ap = p_begin; ap < p_end; ++ap) {
+          const float* a_panel = A.panel(ap) + k0 * mr;
+          const size_t row = ap * mr, rows = std::min(mr, M - row);
+          for (size_t j0 = 0; j0 < cols_in_block; j0 += nr) {
+            const size_t cols = std::min(nr, cols_in_block - j0);
+            const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0 + j0, ep) : nullptr;
+            uk.fn(rows, cols, kc, a_panel, b_block + j0 * kc, C + row * ldc + n0 + j0, ldc, accumulate, tile_ep);
+          }
+        }
+      }
+    }
+  };
+  const size_t tiles = n_blocks * m_chunks;
+  if (threads > 1 && tiles > 1) pool->parallel_for(tiles, 1, run_tiles);
+  else run_tiles(0, tiles);
 }
 
 void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, bool transposed_a, const PackedB& B,
@@ -94,6 +187,21 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, b
     else run_panels(0, panels);
     return;
   }
+  gemm_f32_packed(
+      M, N, K,
+      [&](size_t m0, size_t mc, size_t k0, size_t kc, float* dst) {
+        pack_a(A, lda, transposed_a, M, m0, mc, k0, kc, mr, dst);
+      },
+      B, C, ldc, epilogue, pool);
+}
+
+void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a_block, const PackedB& B, float* C,
+                     size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr;
+  if (B.nr != nr) throw Error(ErrorKind::kUnknownError, "internal: B was packed for another microkernel");
+  if (M == 0 || N == 0) return;
+  const size_t threads_available = pool ? size_t(pool->max_threads()) : 1;
   const size_t mc = std::max(mr, kMcTarget / mr * mr);
   const size_t m_blocks = (M + mc - 1) / mc, panels = (N + nr - 1) / nr;
   // 2-D tiles: M blocks x groups of B panels, enough of them to keep every thread busy.
@@ -104,13 +212,10 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, b
   const size_t col_groups = std::min(panels, std::max<size_t>(1, (want_tiles + m_blocks - 1) / m_blocks));
   const size_t panels_per_group = (panels + col_groups - 1) / col_groups;
   const size_t groups = (panels + panels_per_group - 1) / panels_per_group;
-  const bool use_epilogue = epilogue.active();
 
   auto run_tiles = [&](size_t begin, size_t end) {
-    BufferPtr a_buffer = float_buffer(mc * kKc);
-    float* a_packed = reinterpret_cast<float*>(a_buffer->data());
-    alignas(64) float tile[32 * 32];
-    alignas(64) float bias_tile[32];
+    float* a_packed = thread_scratch(0, mc * kKc);
+    GemmTileEpilogue ep;
     for (size_t t = begin; t < end; ++t) {
       const size_t mb = t / groups, g = t % groups;
       const size_t m0 = mb * mc, rows_in_block = std::min(mc, M - m0);
@@ -118,35 +223,14 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, b
       for (size_t k0 = 0; k0 < K; k0 += kKc) {
         const size_t kc = std::min(kKc, K - k0);
         const bool accumulate = k0 > 0, last = k0 + kc == K;
-        pack_a(A, lda, transposed_a, M, m0, rows_in_block, k0, kc, mr, a_packed);
+        pack_a_block(m0, rows_in_block, k0, kc, a_packed);
         for (size_t p = p_begin; p < p_end; ++p) {
           const float* b_panel = B.panel(p) + k0 * nr;
           const size_t n0 = p * nr, cols = std::min(nr, N - n0);
           for (size_t r0 = 0; r0 < rows_in_block; r0 += mr) {
             const size_t row = m0 + r0, rows = std::min(mr, M - row);
-            float* c = C + row * ldc + n0;
-            GemmTileEpilogue ep{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max};
-            const bool full = rows == mr && cols == nr;
-            if (epilogue.bias) {
-              const float* src = epilogue.bias + (epilogue.bias_per_row ? row : n0);
-              const size_t count = epilogue.bias_per_row ? rows : cols;
-              if (full) {
-                ep.bias = src;
-              } else {
-                std::memcpy(bias_tile, src, count * sizeof(float));
-                ep.bias = bias_tile;
-              }
-            }
-            const GemmTileEpilogue* tile_ep = last && use_epilogue ? &ep : nullptr;
-            const float* a_panel = a_packed + r0 * kc;
-            if (full) {
-              uk.fn(kc, a_panel, b_panel, c, ldc, accumulate, tile_ep);
-              continue;
-            }
-            if (accumulate)
-              for (size_t i = 0; i < rows; ++i) std::memcpy(tile + i * nr, c + i * ldc, cols * sizeof(float));
-            uk.fn(kc, a_panel, b_panel, tile, nr, accumulate, tile_ep);
-            for (size_t i = 0; i < rows; ++i) std::memcpy(c + i * ldc, tile + i * nr, cols * sizeof(float));
+            const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
+            uk.fn(rows, cols, kc, a_packed + r0 * kc, b_panel, C + row * ldc + n0, ldc, accumulate, tile_ep);
           }
         }
       }

@@ -1,5 +1,6 @@
 // GEMM family: matmul, gemm, linear layers and convolutions as matrix products.
 #pragma once
+#include <functional>
 #include <limits>
 #include <memory>
 
@@ -28,6 +29,35 @@ struct PackedB {
 size_t gemm_panel_width();
 // B is [K][N] with row stride ldb, or, when `transposed`, [N][K] with row stride ldb.
 PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed = false);
+
+// A packed for the active microkernel: MR-row panels spanning all of K ([K][MR] each, zero padded).
+// Used when A is the constant operand (filters of NCHW convolutions).
+struct PackedA {
+  size_t M = 0, K = 0, mr = 0;
+  BufferPtr data;
+  const float* panel(size_t p) const { return reinterpret_cast<const float*>(data->data()) + p * K * mr; }
+};
+// A is [M][K] with row stride lda.
+PackedA pack_a_f32(size_t M, size_t K, const float* A, size_t lda);
+
+// Packs B[k0, k0+kc) x [n0, n0+nc) into NR-column panels ([kc][NR] each, columns past nc zeroed),
+// panel after panel at `dst`. Called once per cache block, from any pool thread.
+using BBlockPacker = std::function<void(size_t k0, size_t kc, size_t n0, size_t nc, float* dst)>;
+// The packer for a row-major B ([K][N], row stride ldb).
+void pack_b_block_rows(const float* B, size_t ldb, size_t k0, size_t kc, size_t n0, size_t nc, float* dst);
+
+// C[M][N] (row stride ldc) = A * B with A constant and B packed a cache block at a time by
+// `pack_b`, then the epilogue. Splits N blocks (or M chunks when N is small) over `pool`.
+void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBlockPacker& pack_b, float* C,
+                       size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool);
+
+// Packs A[m0, m0+mc) x [k0, k0+kc) into MR-row panels ([kc][MR] each, rows past M zeroed), panel
+// after panel at `dst`. Called once per cache block, from any pool thread.
+using ABlockPacker = std::function<void(size_t m0, size_t mc, size_t k0, size_t kc, float* dst)>;
+// C[M][N] (row stride ldc) = A * B with A packed a cache block at a time by `pack_a`, then the
+// epilogue. Splits 2-D tiles over `pool` (null: the calling thread only).
+void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a, const PackedB& B, float* C,
+                     size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool);
 
 // C[M][N] (row stride ldc) = A * B, then the epilogue. A is [M][K] (row stride lda), or [K][M] when
 // `transposed_a`. Splits 2-D tiles over `pool` (null: the calling thread only).

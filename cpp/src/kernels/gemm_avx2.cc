@@ -1,8 +1,11 @@
-// AVX2+FMA GEMM microkernel: 6x16 (12 ymm accumulators).
+// AVX2+FMA GEMM microkernel: 6x16 (12 ymm accumulators). Edge tiles use the same code with fewer
+// rows and one vector or a masked last vector.
 #include "kernels/gemm_ukernel.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
+
+#include <utility>
 
 namespace webnn {
 
@@ -10,46 +13,63 @@ namespace {
 
 constexpr size_t MR = 6, NR = 16;
 
-void ukernel(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
-             const GemmTileEpilogue* ep) {
-  __m256 acc[MR][2];
+// R rows x V vectors of 8 columns; the last vector's columns are masked by `last`.
+template <size_t R, size_t V>
+void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
+          const GemmTileEpilogue* ep, __m256i last) {
+  __m256 acc[R][V];
 #pragma GCC unroll 6
-  for (size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+  for (size_t i = 0; i < R; ++i)
+    for (size_t v = 0; v < V; ++v) acc[i][v] = _mm256_setzero_ps();
   for (size_t k = 0; k < kc; ++k, a += MR, b += NR) {
-    const __m256 b0 = _mm256_load_ps(b), b1 = _mm256_load_ps(b + 8);
+    __m256 bv[V];
+    for (size_t v = 0; v < V; ++v) bv[v] = _mm256_load_ps(b + 8 * v);
 #pragma GCC unroll 6
-    for (size_t i = 0; i < MR; ++i) {
+    for (size_t i = 0; i < R; ++i) {
       const __m256 ai = _mm256_broadcast_ss(a + i);
-      acc[i][0] = _mm256_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm256_fmadd_ps(ai, b1, acc[i][1]);
+      for (size_t v = 0; v < V; ++v) acc[i][v] = _mm256_fmadd_ps(ai, bv[v], acc[i][v]);
     }
   }
+  __m256 lo = _mm256_set1_ps(-__builtin_inff()), hi = _mm256_set1_ps(__builtin_inff());
+  if (ep) lo = _mm256_set1_ps(ep->min), hi = _mm256_set1_ps(ep->max);
+  const __m256i all = _mm256_set1_epi32(-1);
+  __m256 col_bias[V];
+  const bool bias_per_column = ep && ep->bias && !ep->bias_per_row;
+  for (size_t v = 0; v < V; ++v)
+    col_bias[v] = bias_per_column ? _mm256_maskload_ps(ep->bias + 8 * v, v + 1 == V ? last : all) : _mm256_setzero_ps();
 #pragma GCC unroll 6
-  for (size_t i = 0; i < MR; ++i) {
+  for (size_t i = 0; i < R; ++i) {
     float* row = c + i * ldc;
-    __m256 v0 = acc[i][0], v1 = acc[i][1];
-    if (accumulate) {
-      v0 = _mm256_add_ps(v0, _mm256_loadu_ps(row));
-      v1 = _mm256_add_ps(v1, _mm256_loadu_ps(row + 8));
-    }
-    if (ep) {
-      if (ep->bias) {
-        if (ep->bias_per_row) {
-          const __m256 bi = _mm256_broadcast_ss(ep->bias + i);
-          v0 = _mm256_add_ps(v0, bi);
-          v1 = _mm256_add_ps(v1, bi);
-        } else {
-          v0 = _mm256_add_ps(v0, _mm256_loadu_ps(ep->bias));
-          v1 = _mm256_add_ps(v1, _mm256_loadu_ps(ep->bias + 8));
-        }
+    const __m256 row_bias = ep && ep->bias && ep->bias_per_row ? _mm256_broadcast_ss(ep->bias + i) : _mm256_setzero_ps();
+    for (size_t v = 0; v < V; ++v) {
+      const __m256i m = v + 1 == V ? last : all;
+      __m256 x = acc[i][v];
+      if (accumulate) x = _mm256_add_ps(x, _mm256_maskload_ps(row + 8 * v, m));
+      if (ep) {
+        if (ep->bias) x = _mm256_add_ps(x, ep->bias_per_row ? row_bias : col_bias[v]);
+        x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
       }
-      const __m256 lo = _mm256_set1_ps(ep->min), hi = _mm256_set1_ps(ep->max);
-      v0 = _mm256_min_ps(hi, _mm256_max_ps(lo, v0));  // operand order keeps NaN
-      v1 = _mm256_min_ps(hi, _mm256_max_ps(lo, v1));
+      _mm256_maskstore_ps(row + 8 * v, m, x);  // min/max operand order keeps NaN
     }
-    _mm256_storeu_ps(row, v0);
-    _mm256_storeu_ps(row + 8, v1);
   }
+}
+
+using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const GemmTileEpilogue*, __m256i);
+
+template <size_t... R>
+constexpr auto make_tiles(std::index_sequence<R...>) {
+  struct Table {
+    TileFn one[MR + 1], two[MR + 1];
+  };
+  return Table{{nullptr, tile<R + 1, 1>...}, {nullptr, tile<R + 1, 2>...}};
+}
+constexpr auto kTiles = make_tiles(std::make_index_sequence<MR>());
+
+void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b, float* c, size_t ldc,
+             bool accumulate, const GemmTileEpilogue* ep) {
+  const int tail = int(cols & 7) ? int(cols & 7) : 8;
+  const __m256i last = _mm256_cmpgt_epi32(_mm256_set1_epi32(tail), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+  (cols > 8 ? kTiles.two : kTiles.one)[rows](kc, a, b, c, ldc, accumulate, ep, last);
 }
 
 // Rows of A against one B panel; two accumulator sets (even/odd k) hide the FMA latency.

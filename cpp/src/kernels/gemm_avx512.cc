@@ -1,9 +1,11 @@
-// AVX-512 GEMM microkernel: 14x32 (28 zmm accumulators, enough independent FMAs to cover the
-// 4-cycle latency of two 512-bit FMA pipes).
+// AVX-512 GEMM microkernel: 14x32 (28 zmm accumulators, enough independent FMAs to cover the FMA
+// latency). Edge tiles use the same code with fewer rows and one vector or a masked last vector.
 #include "kernels/gemm_ukernel.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
+
+#include <utility>
 
 namespace webnn {
 
@@ -11,46 +13,64 @@ namespace {
 
 constexpr size_t MR = 14, NR = 32;
 
-void ukernel(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
-             const GemmTileEpilogue* ep) {
-  __m512 acc[MR][2];
+// R rows x V vectors of 16 columns; the last vector's columns are masked by `last`.
+template <size_t R, size_t V>
+void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
+          const GemmTileEpilogue* ep, __mmask16 last) {
+  __m512 acc[R][V];
 #pragma GCC unroll 14
-  for (size_t i = 0; i < MR; ++i) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+  for (size_t i = 0; i < R; ++i)
+    for (size_t v = 0; v < V; ++v) acc[i][v] = _mm512_setzero_ps();
   for (size_t k = 0; k < kc; ++k, a += MR, b += NR) {
-    const __m512 b0 = _mm512_load_ps(b), b1 = _mm512_load_ps(b + 16);
+    __m512 bv[V];
+    for (size_t v = 0; v < V; ++v) bv[v] = _mm512_load_ps(b + 16 * v);
 #pragma GCC unroll 14
-    for (size_t i = 0; i < MR; ++i) {
+    for (size_t i = 0; i < R; ++i) {
       const __m512 ai = _mm512_set1_ps(a[i]);
-      acc[i][0] = _mm512_fmadd_ps(ai, b0, acc[i][0]);
-      acc[i][1] = _mm512_fmadd_ps(ai, b1, acc[i][1]);
+      for (size_t v = 0; v < V; ++v) acc[i][v] = _mm512_fmadd_ps(ai, bv[v], acc[i][v]);
     }
+  }
+  __m512 lo = _mm512_set1_ps(-__builtin_inff()), hi = _mm512_set1_ps(__builtin_inff());
+  if (ep) lo = _mm512_set1_ps(ep->min), hi = _mm512_set1_ps(ep->max);
+  __m512 col_bias[V];
+  const bool bias_per_column = ep && ep->bias && !ep->bias_per_row;
+  for (size_t v = 0; v < V; ++v) {
+    const __mmask16 m = v + 1 == V ? last : __mmask16(0xFFFF);
+    col_bias[v] = bias_per_column ? _mm512_maskz_loadu_ps(m, ep->bias + 16 * v) : _mm512_setzero_ps();
   }
 #pragma GCC unroll 14
-  for (size_t i = 0; i < MR; ++i) {
+  for (size_t i = 0; i < R; ++i) {
     float* row = c + i * ldc;
-    __m512 v0 = acc[i][0], v1 = acc[i][1];
-    if (accumulate) {
-      v0 = _mm512_add_ps(v0, _mm512_loadu_ps(row));
-      v1 = _mm512_add_ps(v1, _mm512_loadu_ps(row + 16));
-    }
-    if (ep) {
-      if (ep->bias) {
-        if (ep->bias_per_row) {
-          const __m512 bi = _mm512_set1_ps(ep->bias[i]);
-          v0 = _mm512_add_ps(v0, bi);
-          v1 = _mm512_add_ps(v1, bi);
-        } else {
-          v0 = _mm512_add_ps(v0, _mm512_loadu_ps(ep->bias));
-          v1 = _mm512_add_ps(v1, _mm512_loadu_ps(ep->bias + 16));
-        }
+    const __m512 row_bias = ep && ep->bias && ep->bias_per_row ? _mm512_set1_ps(ep->bias[i]) : _mm512_setzero_ps();
+    for (size_t v = 0; v < V; ++v) {
+      const __mmask16 m = v + 1 == V ? last : __mmask16(0xFFFF);
+      __m512 x = acc[i][v];
+      if (accumulate) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, row + 16 * v));
+      if (ep) {
+        if (ep->bias) x = _mm512_add_ps(x, ep->bias_per_row ? row_bias : col_bias[v]);
+        x = _mm512_min_ps(hi, _mm512_max_ps(lo, x));
       }
-      const __m512 lo = _mm512_set1_ps(ep->min), hi = _mm512_set1_ps(ep->max);
-      v0 = _mm512_min_ps(hi, _mm512_max_ps(lo, v0));  // operand order keeps NaN
-      v1 = _mm512_min_ps(hi, _mm512_max_ps(lo, v1));
+      _mm512_mask_storeu_ps(row + 16 * v, m, x);  // min/max operand order keeps NaN
     }
-    _mm512_storeu_ps(row, v0);
-    _mm512_storeu_ps(row + 16, v1);
   }
+}
+
+using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const GemmTileEpilogue*, __mmask16);
+
+template <size_t... R>
+constexpr auto make_tiles(std::index_sequence<R...>) {
+  struct Table {
+    TileFn one[MR + 1], two[MR + 1];
+  };
+  return Table{{nullptr, tile<R + 1, 1>...}, {nullptr, tile<R + 1, 2>...}};
+}
+constexpr auto kTiles = make_tiles(std::make_index_sequence<MR>());
+
+void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b, float* c, size_t ldc,
+             bool accumulate, const GemmTileEpilogue* ep) {
+  const size_t tail = cols & 15;
+  const __mmask16 last = tail ? __mmask16((1u << tail) - 1) : __mmask16(0xFFFF);
+  (cols > 16 ? kTiles.two : kTiles.one)[rows](kc, a, b, c, ldc, accumulate, ep, last);
 }
 
 // Rows of A against one B panel; two accumulator sets (even/odd k) hide the FMA latency.

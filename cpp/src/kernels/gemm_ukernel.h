@@ -1,4 +1,5 @@
-// GEMM microkernels: C[MR x NR] (+)= Apanel[kc][MR] * Bpanel[kc][NR], then the epilogue.
+// GEMM microkernels: C[rows x cols] (+)= Apanel[kc][MR] * Bpanel[kc][NR], then the epilogue, for
+// rows <= MR and cols <= NR (edge tiles are computed in place: no wasted rows, masked columns).
 // One per ISA, picked once at start-up (platform.h).
 #pragma once
 #include <cstddef>
@@ -7,13 +8,13 @@ namespace webnn {
 
 // Applied to a finished tile while it is in registers: bias, then clamp to [min, max].
 struct GemmTileEpilogue {
-  const float* bias;   // null, or bias for this tile: per column (NR values) or per row (MR values)
+  const float* bias;   // null, or bias for this tile: per column (cols values) or per row (rows values)
   bool bias_per_row;
   float min, max;
 };
 
-using GemmUkernelFn = void (*)(size_t kc, const float* a_panel, const float* b_panel, float* c, size_t ldc,
-                               bool accumulate, const GemmTileEpilogue* epilogue);
+using GemmUkernelFn = void (*)(size_t rows, size_t cols, size_t kc, const float* a_panel, const float* b_panel,
+                               float* c, size_t ldc, bool accumulate, const GemmTileEpilogue* epilogue);
 
 // Small M (at most 4 rows of A, given unpacked with row stride lda) against one packed B panel:
 // C[m x NR] = A[m x kc] * Bpanel[kc][NR] (overwritten; no epilogue). For M=1 this is GEMV.

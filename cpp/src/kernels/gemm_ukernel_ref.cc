@@ -9,15 +9,15 @@ namespace {
 
 constexpr size_t MR = 4, NR = 16;
 
-void ukernel(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
-             const GemmTileEpilogue* ep) {
+void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b, float* c, size_t ldc,
+             bool accumulate, const GemmTileEpilogue* ep) {
   float acc[MR][NR] = {};
   for (size_t k = 0; k < kc; ++k, a += MR, b += NR)
     for (size_t i = 0; i < MR; ++i)
       for (size_t j = 0; j < NR; ++j) acc[i][j] += a[i] * b[j];
-  for (size_t i = 0; i < MR; ++i) {
+  for (size_t i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
-    for (size_t j = 0; j < NR; ++j) {
+    for (size_t j = 0; j < cols; ++j) {
       float v = acc[i][j] + (accumulate ? row[j] : 0.0f);
       if (ep) {
         if (ep->bias) v += ep->bias_per_row ? ep->bias[i] : ep->bias[j];
