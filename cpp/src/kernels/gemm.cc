@@ -16,9 +16,10 @@ constexpr size_t kNcTarget = 384;  // N block of packed-A GEMMs: the packed B bl
 
 BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
 
-// Per-thread packing buffers, grown on demand and kept across calls (no allocation per GEMM).
+// Per-thread packing buffers (slot 0: A block, 1: B block, 2: a whole operand packed by the calling
+// thread for the pool), grown on demand and kept across calls (no allocation per GEMM).
 float* thread_scratch(size_t slot, size_t count) {
-  thread_local BufferPtr buffers[2];
+  thread_local BufferPtr buffers[3];  // A block, B block, a whole packed operand
   BufferPtr& buffer = buffers[slot];
   if (!buffer || buffer->size() < count * sizeof(float)) buffer = float_buffer(count);
   return reinterpret_cast<float*>(buffer->data());
@@ -111,50 +112,57 @@ void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBl
   const size_t mr = uk.mr, nr = uk.nr;
   if (A.mr != mr) throw Error(ErrorKind::kUnknownError, "internal: A was packed for another microkernel");
   if (M == 0 || N == 0) return;
-  const size_t threads = pool && size_t(M) * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
-  const size_t a_panels = (M + mr - 1) / mr;
-  // N blocks that fit L2, as many as a multiple of the threads; when N has too few panels for that,
-  // one N block and the A panels split between the threads.
-  const size_t n_panels = (N + nr - 1) / nr;
-  size_t n_blocks = (N + kNcTarget - 1) / kNcTarget, m_chunks = 1;
-  if (threads > 1) {
-    if (n_panels >= 2 * threads) {
-      n_blocks = std::min(n_panels, (n_blocks + threads - 1) / threads * threads);
-    } else {
-      n_blocks = 1;
-      m_chunks = std::min(a_panels, 2 * threads);
-    }
-  }
-  const size_t nc = ((N + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
-  n_blocks = (N + nc - 1) / nc;
-  const size_t panels_per_chunk = (a_panels + m_chunks - 1) / m_chunks;
-  m_chunks = (a_panels + panels_per_chunk - 1) / panels_per_chunk;
-  auto run_tiles = [&](size_t begin, size_t end) {
-    float* b_block = thread_scratch(1, kKc * ((nc + nr - 1) / nr * nr));
+  const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
+  const size_t a_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
+  // Columns [n0, n0+cols) of the packed B block at b_block, against A panels [p_begin, p_end).
+  auto multiply_block = [&](const float* b_block, size_t n0, size_t cols_in_block, size_t k0, size_t kc,
+                            size_t p_begin, size_t p_end) {
+    const bool accumulate = k0 > 0, last = k0 + kc == K;
     GemmTileEpilogue ep;
-    for (size_t t = begin; t < end; ++t) {
-      const size_t nb = t / m_chunks, mc = t % m_chunks;
-      const size_t n0 = nb * nc, cols_in_block = std::min(nc, N - n0);
-      const size_t p_begin = mc * panels_per_chunk, p_end = std::min(a_panels, p_begin + panels_per_chunk);
-      for (size_t k0 = 0; k0 < K; k0 += kKc) {
-        const size_t kc = std::min(kKc, K - k0);
-        const bool accumulate = k0 > 0, last = k0 + kc == K;
-        pack_b(k0, kc, n0, cols_in_block, b_block);
-        for (size_t ap = p_begin; ap < p_end; ++ap) {
-          const float* a_panel = A.panel(ap) + k0 * mr;
-          const size_t row = ap * mr, rows = std::min(mr, M - row);
-          for (size_t j0 = 0; j0 < cols_in_block; j0 += nr) {
-            const size_t cols = std::min(nr, cols_in_block - j0);
-            const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0 + j0, ep) : nullptr;
-            uk.fn(rows, cols, kc, a_panel, b_block + j0 * kc, C + row * ldc + n0 + j0, ldc, accumulate, tile_ep);
-          }
-        }
+    for (size_t ap = p_begin; ap < p_end; ++ap) {
+      const float* a_panel = A.panel(ap) + k0 * mr;
+      const size_t row = ap * mr, rows = std::min(mr, M - row);
+      for (size_t j0 = 0; j0 < cols_in_block; j0 += nr) {
+        const size_t cols = std::min(nr, cols_in_block - j0);
+        const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0 + j0, ep) : nullptr;
+        uk.fn(rows, cols, kc, a_panel, b_block + j0 * kc, C + row * ldc + n0 + j0, ldc, accumulate, tile_ep);
       }
     }
   };
-  const size_t tiles = n_blocks * m_chunks;
-  if (threads > 1 && tiles > 1) pool->parallel_for(tiles, 1, run_tiles);
-  else run_tiles(0, tiles);
+  if (threads > 1 && n_panels < 4 * threads) {
+    // Few columns: pack all of B once (in parallel), then split the A panels.
+    const size_t n_padded = n_panels * nr, k_blocks = (K + kKc - 1) / kKc;
+    float* packed = thread_scratch(2, K * n_padded);  // per k block: [n_panels][kc][NR]
+    pool->parallel_for(k_blocks * n_panels, 1, [&](size_t begin, size_t end) {
+      for (size_t item = begin; item < end; ++item) {
+        const size_t k0 = item / n_panels * kKc, n0 = item % n_panels * nr;
+        pack_b(k0, std::min(kKc, K - k0), n0, std::min(nr, N - n0), packed + k0 * n_padded + n0 * std::min(kKc, K - k0));
+      }
+    });
+    pool->parallel_for(a_panels, 1, [&](size_t begin, size_t end) {
+      for (size_t k0 = 0; k0 < K; k0 += kKc)
+        multiply_block(packed + k0 * n_padded, 0, N, k0, std::min(kKc, K - k0), begin, end);
+    });
+    return;
+  }
+  // N blocks that fit L2; with threads, at least 4 per thread and a multiple of the threads.
+  size_t n_blocks = (N + kNcTarget - 1) / kNcTarget;
+  if (threads > 1) n_blocks = std::min(n_panels, (std::max(n_blocks, 4 * threads) + threads - 1) / threads * threads);
+  const size_t nc = ((N + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
+  n_blocks = (N + nc - 1) / nc;
+  auto run_blocks = [&](size_t begin, size_t end) {
+    float* b_block = thread_scratch(1, kKc * nc);
+    for (size_t nb = begin; nb < end; ++nb) {
+      const size_t n0 = nb * nc, cols_in_block = std::min(nc, N - n0);
+      for (size_t k0 = 0; k0 < K; k0 += kKc) {
+        const size_t kc = std::min(kKc, K - k0);
+        pack_b(k0, kc, n0, cols_in_block, b_block);
+        multiply_block(b_block, n0, cols_in_block, k0, kc, 0, a_panels);
+      }
+    }
+  };
+  if (threads > 1 && n_blocks > 1) pool->parallel_for(n_blocks, 1, run_blocks);
+  else run_blocks(0, n_blocks);
 }
 
 void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, bool transposed_a, const PackedB& B,
@@ -201,46 +209,57 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a_bl
   const size_t mr = uk.mr, nr = uk.nr;
   if (B.nr != nr) throw Error(ErrorKind::kUnknownError, "internal: B was packed for another microkernel");
   if (M == 0 || N == 0) return;
-  const size_t threads_available = pool ? size_t(pool->max_threads()) : 1;
-  const size_t mc = std::max(mr, kMcTarget / mr * mr);
-  const size_t m_blocks = (M + mc - 1) / mc, panels = (N + nr - 1) / nr;
-  // 2-D tiles: M blocks x groups of B panels, enough of them to keep every thread busy.
-  const size_t threads = threads_available;
-  const size_t flops = M * N * K;
-  const size_t useful_threads = flops < (size_t(1) << 18) ? 1 : threads;
-  const size_t want_tiles = useful_threads > 1 ? useful_threads * 4 : 1;
-  const size_t col_groups = std::min(panels, std::max<size_t>(1, (want_tiles + m_blocks - 1) / m_blocks));
-  const size_t panels_per_group = (panels + col_groups - 1) / col_groups;
-  const size_t groups = (panels + panels_per_group - 1) / panels_per_group;
-
-  auto run_tiles = [&](size_t begin, size_t end) {
-    float* a_packed = thread_scratch(0, mc * kKc);
+  const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
+  const size_t a_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
+  // Rows [m0, m0+rows_in_block) (packed at a_block) against B panels [p_begin, p_end).
+  auto multiply_block = [&](const float* a_block, size_t m0, size_t rows_in_block, size_t k0, size_t kc,
+                            size_t p_begin, size_t p_end) {
+    const bool accumulate = k0 > 0, last = k0 + kc == K;
     GemmTileEpilogue ep;
-    for (size_t t = begin; t < end; ++t) {
-      const size_t mb = t / groups, g = t % groups;
-      const size_t m0 = mb * mc, rows_in_block = std::min(mc, M - m0);
-      const size_t p_begin = g * panels_per_group, p_end = std::min(panels, p_begin + panels_per_group);
-      for (size_t k0 = 0; k0 < K; k0 += kKc) {
-        const size_t kc = std::min(kKc, K - k0);
-        const bool accumulate = k0 > 0, last = k0 + kc == K;
-        pack_a_block(m0, rows_in_block, k0, kc, a_packed);
-        for (size_t p = p_begin; p < p_end; ++p) {
-          const float* b_panel = B.panel(p) + k0 * nr;
-          const size_t n0 = p * nr, cols = std::min(nr, N - n0);
-          for (size_t r0 = 0; r0 < rows_in_block; r0 += mr) {
-            const size_t row = m0 + r0, rows = std::min(mr, M - row);
-            const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
-            uk.fn(rows, cols, kc, a_packed + r0 * kc, b_panel, C + row * ldc + n0, ldc, accumulate, tile_ep);
-          }
-        }
+    for (size_t p = p_begin; p < p_end; ++p) {
+      const float* b_panel = B.panel(p) + k0 * nr;
+      const size_t n0 = p * nr, cols = std::min(nr, N - n0);
+      for (size_t r0 = 0; r0 < rows_in_block; r0 += mr) {
+        const size_t row = m0 + r0, rows = std::min(mr, M - row);
+        const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
+        uk.fn(rows, cols, kc, a_block + r0 * kc, b_panel, C + row * ldc + n0, ldc, accumulate, tile_ep);
       }
     }
   };
-  const size_t tiles = m_blocks * groups;
-  if (pool && useful_threads > 1)
-    pool->parallel_for(tiles, 1, run_tiles);
-  else
-    run_tiles(0, tiles);
+  if (threads > 1 && a_panels < 4 * threads) {
+    // Few rows: pack all of A once (in parallel), then split the B panels.
+    const size_t m_padded = a_panels * mr, k_blocks = (K + kKc - 1) / kKc;
+    float* packed = thread_scratch(2, K * m_padded);  // per k block: [a_panels][kc][MR]
+    pool->parallel_for(k_blocks * a_panels, 1, [&](size_t begin, size_t end) {
+      for (size_t item = begin; item < end; ++item) {
+        const size_t k0 = item / a_panels * kKc, m0 = item % a_panels * mr, kc = std::min(kKc, K - k0);
+        pack_a_block(m0, std::min(mr, M - m0), k0, kc, packed + k0 * m_padded + m0 * kc);
+      }
+    });
+    pool->parallel_for(n_panels, 1, [&](size_t begin, size_t end) {
+      for (size_t k0 = 0; k0 < K; k0 += kKc)
+        multiply_block(packed + k0 * m_padded, 0, M, k0, std::min(kKc, K - k0), begin, end);
+    });
+    return;
+  }
+  // M blocks whose packed A fits L2; with threads, at least 4 per thread and a multiple of the threads.
+  size_t m_blocks = (M + kMcTarget - 1) / kMcTarget;
+  if (threads > 1) m_blocks = std::min(a_panels, (std::max(m_blocks, 4 * threads) + threads - 1) / threads * threads);
+  const size_t mc = ((M + m_blocks - 1) / m_blocks + mr - 1) / mr * mr;
+  m_blocks = (M + mc - 1) / mc;
+  auto run_blocks = [&](size_t begin, size_t end) {
+    float* a_block = thread_scratch(0, mc * kKc);
+    for (size_t mb = begin; mb < end; ++mb) {
+      const size_t m0 = mb * mc, rows_in_block = std::min(mc, M - m0);
+      for (size_t k0 = 0; k0 < K; k0 += kKc) {
+        const size_t kc = std::min(kKc, K - k0);
+        pack_a_block(m0, rows_in_block, k0, kc, a_block);
+        multiply_block(a_block, m0, rows_in_block, k0, kc, 0, n_panels);
+      }
+    }
+  };
+  if (threads > 1 && m_blocks > 1) pool->parallel_for(m_blocks, 1, run_blocks);
+  else run_blocks(0, m_blocks);
 }
 
 void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,

@@ -62,9 +62,13 @@ class SharedWorkers {
     for (;;) {
       const std::function<void(size_t)>* fn;
       size_t chunks;
-      // Spin briefly for the next region (back-to-back kernels), then park.
-      for (int spin = 0; spin < kSpinIterations && generation_.load(std::memory_order_acquire) == seen; ++spin)
+      // Spin for the next region (back-to-back kernels, and the gap while the caller reads results
+      // between dispatches), then park: waking a parked thread can take a scheduler tick on a VM.
+      const auto spin_until = std::chrono::steady_clock::now() + kSpin;
+      for (int spin = 1; generation_.load(std::memory_order_acquire) == seen; ++spin) {
         pause();
+        if (spin % 64 == 0 && std::chrono::steady_clock::now() > spin_until) break;
+      }
       {
         std::unique_lock<std::mutex> lock(mutex_);
         cv_.wait(lock, [&] { return generation_.load() != seen; });
@@ -92,7 +96,7 @@ class SharedWorkers {
   int active_helpers_ = 0;
   int running_ = 0;
   std::atomic<uint64_t> generation_{0};
-  static constexpr int kSpinIterations = 2000;  // about 20-40 us
+  static constexpr std::chrono::microseconds kSpin{2000};
   static void pause() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
