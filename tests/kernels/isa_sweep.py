@@ -39,9 +39,17 @@ def conv_reference(x, w, b, strides, dilations, padding, groups):
 
 def main():
     rng = np.random.default_rng(1)
-    context = webnn.ml.create_context()
+    for threads in (1, 2):
+        sweep(rng, webnn.ml.create_context(num_threads=threads), threads)
+    print("ok")
+    return 0
+
+
+def sweep(rng, context, threads):
+    # Sizes around the tiles (MR 4/6/14, NR 16/32), the K block (256) and the thread splits: few row
+    # panels (A packed once, columns split), many (row blocks split).
     sizes = [(1, 1, 1), (1, 300, 70), (5, 3, 7), (14, 256, 32), (15, 257, 33), (13, 255, 31), (29, 600, 65),
-             (6, 16, 16), (7, 17, 17), (100, 513, 97)]
+             (6, 16, 16), (7, 17, 17), (100, 513, 97), (20, 700, 200), (300, 300, 40)]
     for m, k, n in sizes:
         for constant in (False, True):
             for dtype, rtol in (("float32", 1e-5), ("float16", 2e-2)):
@@ -52,7 +60,7 @@ def main():
                 bi = builder.constant(b) if constant else builder.input("b", data_type=dtype, shape=[k, n])
                 graph = builder.build({"c": builder.matmul(ai, bi)})
                 out = graph.compute({"a": a} if constant else {"a": a, "b": b})["c"]
-                check(f"matmul {m}x{k}x{n} {dtype} const={constant}", out,
+                check(f"matmul {m}x{k}x{n} {dtype} const={constant} threads={threads}", out,
                       a.astype(np.float64) @ b.astype(np.float64), rtol)
     a = rng.standard_normal((2, 1, 5, 7)).astype(np.float32)
     b = rng.standard_normal((3, 7, 4)).astype(np.float32)
@@ -69,8 +77,14 @@ def main():
         (1, 6, 6, 6, 12, 5, 5, (1, 1), (1, 1), (2, 2, 2, 2), 3),
         (1, 16, 5, 5, 16, 3, 3, (1, 1), (2, 2), (2, 2, 2, 2), 16),
         (1, 3, 4, 4, 2, 1, 1, (2, 2), (1, 1), (0, 0, 0, 0), 1),
+        # large K (several K blocks); 7x7 outputs (NCHW runs the transposed product); 14x14 outputs
+        # (few pixel panels: B packed once); 30x30 (pixel blocks split over threads)
+        (1, 64, 7, 7, 40, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), 1),
+        (1, 300, 14, 14, 20, 1, 1, (1, 1), (1, 1), (0, 0, 0, 0), 1),
+        (1, 40, 30, 30, 30, 3, 3, (1, 1), (1, 1), (1, 1, 1, 1), 2),
+        (1, 32, 15, 15, 48, 3, 3, (2, 2), (1, 1), (0, 1, 1, 0), 1),
     ]
-    for (n, c, h, w, o, kh, kw, strides, dilations, padding, groups) in conv_cases:
+    for index, (n, c, h, w, o, kh, kw, strides, dilations, padding, groups) in enumerate(conv_cases):
         for layout in ("nchw", "nhwc"):
             for constant in (False, True):
                 for dtype, rtol in (("float32", 1e-5), ("float16", 2e-2)):
@@ -87,14 +101,15 @@ def main():
                     y = builder.conv2d(xi, fi, strides=list(strides), dilations=list(dilations),
                                        padding=list(padding), groups=groups, bias=builder.constant(bias),
                                        input_layout=layout, filter_layout="oihw" if layout == "nchw" else "ohwi")
+                    if index % 2:  # fused into the GEMM epilogue
+                        y = builder.relu(y)
+                        ref = np.maximum(ref, 0)
                     feeds = {"x": xin} if constant else {"x": xin, "f": fin}
                     out = builder.build({"y": y}).compute(feeds)["y"]
                     if layout == "nhwc":
                         out = out.transpose(0, 3, 1, 2)
                     check(f"conv2d {(n, c, h, w, o, kh, kw, strides, dilations, padding, groups)} {layout} "
-                          f"{dtype} const={constant}", out, ref, rtol)
-    print("ok")
-    return 0
+                          f"{dtype} const={constant} threads={threads}", out, ref, rtol)
 
 
 if __name__ == "__main__":
