@@ -159,60 +159,68 @@ void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float*
   });
 }
 
-// Output pixels [n0, n0+count) of one output row segment: the run starting at `dst_column`.
+// Output pixels of one output row within a panel: `count` pixels from (oy, ox), at panel column
+// `column`; per filter tap, where their input lies.
 struct PixelRun {
-  size_t oy, ox, count, dst_column;
+  size_t oy, ox, count, column;
+  bool row_inside;    // the tap's input row is inside the image
+  size_t first, end;  // pixels [first, end) read inside the image; the others are zeros
+  size_t offset;      // the input element (within a plane) of pixel `first`
 };
 
 // Packs a block of the im2col matrix of one image and group, taps (i, kh, kw) [k0, k0+kc) x output
 // pixels [n0, n0+nc), into panels of `nr` pixels ([kc][nr] each, pixels past nc zeroed): GEMM B
 // panels (nr = NR), or, for the transposed product, A panels (nr = MR). Out-of-image taps are zeros.
+// Where each pixel run reads is worked out once per filter position and used for every channel.
 void pack_im2col_block(const Conv2dParams& p, const float* image, size_t k0, size_t kc, size_t n0, size_t nc,
                        size_t nr, float* dst) {
-  const size_t H = p.in_h, W = p.in_w, OW = p.out_w, KH = p.kernel_h, KW = p.kernel_w;
-  const size_t sh = p.stride_h, sw = p.stride_w;
+  const size_t H = p.in_h, W = p.in_w, OW = p.out_w, taps = p.kernel_h * p.kernel_w, sw = p.stride_w;
+  const size_t i_first = k0 / taps, i_last = (k0 + kc - 1) / taps;  // input channels the block touches
   PixelRun runs[64];
   for (size_t j0 = 0; j0 < nc; j0 += nr, dst += kc * nr) {
     const size_t cols = std::min(nr, nc - j0);
     size_t run_count = 0;
     for (size_t j = 0; j < cols;) {
       const size_t pixel = n0 + j0 + j, ox = pixel % OW, count = std::min(cols - j, OW - ox);
-      runs[run_count++] = PixelRun{pixel / OW, ox, count, j};
+      runs[run_count++] = PixelRun{pixel / OW, ox, count, j, false, 0, 0, 0};
       j += count;
     }
-    size_t i = k0 / (KH * KW), kh = (k0 / KW) % KH, kw = k0 % KW;
-    for (size_t k = 0; k < kc; ++k) {
-      float* row = dst + k * nr;
-      const float* plane = image + i * H * W;
-      const long long dy = (long long)(kh * p.dilation_h) - (long long)p.pad_top;
-      const long long dx = (long long)(kw * p.dilation_w) - (long long)p.pad_left;
+    for (size_t tap = 0; tap < taps; ++tap) {
+      const long long dy = (long long)(tap / p.kernel_w * p.dilation_h) - (long long)p.pad_top;
+      const long long dx = (long long)(tap % p.kernel_w * p.dilation_w) - (long long)p.pad_left;
       for (size_t r = 0; r < run_count; ++r) {
-        const PixelRun& run = runs[r];
-        float* out = row + run.dst_column;
-        const long long y = (long long)(run.oy * sh) + dy;
-        if (y < 0 || y >= (long long)H) {
-          for (size_t t = 0; t < run.count; ++t) out[t] = 0.0f;
-          continue;
-        }
-        // Taps t whose column x0 + t*sw lies in [0, W).
-        const long long x0 = (long long)(run.ox * sw) + dx;
-        const long long first_ll = x0 >= 0 ? 0 : (-x0 + (long long)sw - 1) / (long long)sw;
-        const long long last_ll = ((long long)W - 1 - x0) < 0 ? -1 : ((long long)W - 1 - x0) / (long long)sw;
-        const size_t first = std::min<size_t>(run.count, size_t(first_ll));
-        const size_t end = last_ll < (long long)first ? first : std::min<size_t>(run.count, size_t(last_ll) + 1);
-        for (size_t t = 0; t < first; ++t) out[t] = 0.0f;
-        const float* src = plane + size_t(y) * W + (x0 + (long long)first * (long long)sw);
-        if (sw == 1) {
-          for (size_t t = first; t < end; ++t) out[t] = src[t - first];
-        } else {
-          for (size_t t = first; t < end; ++t) out[t] = src[(t - first) * sw];
-        }
-        for (size_t t = end; t < run.count; ++t) out[t] = 0.0f;
+        PixelRun& run = runs[r];
+        const long long y = (long long)(run.oy * p.stride_h) + dy, x0 = (long long)(run.ox * sw) + dx;
+        run.row_inside = y >= 0 && y < (long long)H;
+        // Pixels t whose column x0 + t*sw lies in [0, W).
+        const long long first = x0 >= 0 ? 0 : (-x0 + (long long)sw - 1) / (long long)sw;
+        const long long last = (long long)W - 1 - x0 < 0 ? -1 : ((long long)W - 1 - x0) / (long long)sw;
+        run.first = std::min<size_t>(run.count, size_t(first));
+        run.end = last < (long long)run.first ? run.first : std::min<size_t>(run.count, size_t(last) + 1);
+        run.offset = run.row_inside && run.first < run.end ? size_t(y) * W + size_t(x0 + first * (long long)sw) : 0;
       }
-      for (size_t j = cols; j < nr; ++j) row[j] = 0.0f;
-      if (++kw == KW) {
-        kw = 0;
-        if (++kh == KH) kh = 0, ++i;
+      for (size_t i = i_first; i <= i_last; ++i) {
+        const size_t k = i * taps + tap;
+        if (k < k0 || k >= k0 + kc) continue;
+        float* row = dst + (k - k0) * nr;
+        const float* plane = image + i * H * W;
+        for (size_t r = 0; r < run_count; ++r) {
+          const PixelRun& run = runs[r];
+          float* out = row + run.column;
+          if (!run.row_inside) {
+            for (size_t t = 0; t < run.count; ++t) out[t] = 0.0f;
+            continue;
+          }
+          for (size_t t = 0; t < run.first; ++t) out[t] = 0.0f;
+          const float* src = plane + run.offset;
+          if (sw == 1) {
+            for (size_t t = run.first; t < run.end; ++t) out[t] = src[t - run.first];
+          } else {
+            for (size_t t = run.first; t < run.end; ++t) out[t] = src[(t - run.first) * sw];
+          }
+          for (size_t t = run.end; t < run.count; ++t) out[t] = 0.0f;
+        }
+        for (size_t j = cols; j < nr; ++j) row[j] = 0.0f;
       }
     }
   }
