@@ -56,6 +56,27 @@ def test_gemm(builder, dtype, a_transpose, b_transpose, c_shape):
 
 
 @pytest.mark.parametrize("dtype", FLOAT_TYPES)
+@pytest.mark.parametrize("b_transpose", [False, True])
+@pytest.mark.parametrize("a_transpose", [False, True])
+@pytest.mark.parametrize("c_shape, alpha, beta", [([70], 1.0, 1.0), ([1, 70], 1.0, 1.0), ([70], 2.0, 1.0),
+                                                  ([37, 1], 1.0, 1.0), (None, 1.0, 1.0)])
+def test_gemm_constant_b_linear_layer(builder, dtype, a_transpose, b_transpose, c_shape, alpha, beta):
+    # Constant b is packed at build time; a row bias with alpha = beta = 1 runs in the GEMM epilogue.
+    rng = np.random.default_rng(3)
+    M, K, N = 37, 450, 70  # several tiles and two K blocks
+    a = _random(rng, [K, M] if a_transpose else [M, K], dtype)
+    b = _random(rng, [N, K] if b_transpose else [K, N], dtype)
+    options = {"a_transpose": a_transpose, "b_transpose": b_transpose, "alpha": alpha, "beta": beta}
+    c = None
+    if c_shape is not None:
+        c = _random(rng, c_shape, dtype)
+        options["c"] = builder.constant(c)
+    out = builder.gemm(builder.input("a", {"dataType": dtype, "shape": list(a.shape)}), builder.constant(b), **options)
+    result = run(builder, {"out": out}, {"a": a})["out"]
+    _assert_close(result, gemm_ref(a, b, c, alpha, beta, a_transpose, b_transpose), dtype)
+
+
+@pytest.mark.parametrize("dtype", FLOAT_TYPES)
 def test_gemm_defaults_and_constants(builder, dtype):
     rng = np.random.default_rng(2)
     a, b = _random(rng, [2, 3], dtype), _random(rng, [3, 4], dtype)

@@ -1,4 +1,4 @@
-// The gemm operation: output[M, N] = alpha * A' * B' + beta * C (matrix products via gemm_f32).
+// The gemm operation: output[M, N] = alpha * A' * B' + beta * C (on the GEMM driver).
 #pragma once
 #include "graph/op_def.h"
 
@@ -12,7 +12,8 @@ struct GemmOpParams {
   float alpha, beta;              // already cast to the operand data type
 };
 
-// float32 or float16 (computed in float32); inputs: a, b[, c].
-Kernel make_gemm_op_kernel(DataType type, const GemmOpParams& params);
+// float32 or float16 (computed in float32); inputs: a, b[, c]. A constant b (`b_constant`) is
+// packed once here.
+Kernel make_gemm_op_kernel(DataType type, const GemmOpParams& params, const void* b_constant = nullptr);
 
 }  // namespace webnn

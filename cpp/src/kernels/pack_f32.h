@@ -1,4 +1,4 @@
-// Helpers that present float32/float16 matrices as float32 row-major operands for gemm_f32.
+// Helpers that present float32/float16 matrices as float32 operands for the GEMM driver.
 #pragma once
 #include <type_traits>
 #include <vector>
@@ -24,16 +24,6 @@ template <class T>
 void transpose_to_f32(const T* src, size_t rows, size_t cols, float* dst) {
   for (size_t r = 0; r < rows; ++r)
     for (size_t c = 0; c < cols; ++c) dst[c * rows + r] = load(src[r * cols + c]);
-}
-
-// A row-major [rows][cols] float32 view of src, which holds [rows][cols] or, when `transposed`,
-// [cols][rows]; copies into `buf` unless src is float32 and not transposed.
-template <class T>
-const float* matrix_as_f32(const T* src, size_t rows, size_t cols, bool transposed, std::vector<float>& buf) {
-  if (!transposed) return as_f32(src, rows * cols, buf);
-  buf.resize(rows * cols);
-  transpose_to_f32(src, cols, rows, buf.data());
-  return buf.data();
 }
 
 }  // namespace webnn

@@ -41,7 +41,8 @@ std::vector<OperandDescriptor> infer_gemm(const OpView& op) {
 }
 
 Kernel lower_gemm(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_gemm_op_kernel(outputs[0].data_type, gemm_params(op));
+  const OperandInfo& b = op.info("b");
+  return make_gemm_op_kernel(outputs[0].data_type, gemm_params(op), b.constant_data ? b.constant_data->data() : nullptr);
 }
 
 }  // namespace
