@@ -1,9 +1,13 @@
-// Bindings for native diagnostics used by the benchmarks (kernels/diagnostics.h).
+// Bindings for native diagnostics used by the benchmarks and tests (kernels/diagnostics.h, the
+// compiled plan).
 #include <pybind11/pybind11.h>
 
 #include <string>
 
-#include "../../cpp/src/kernels/diagnostics.h"
+#include "compiler/plan.h"
+#include "kernels/diagnostics.h"
+#include "runtime/objects.h"
+#include "webnn/webnn.h"
 
 namespace py = pybind11;
 
@@ -18,6 +22,21 @@ void init_diagnostics(py::module_& m) {
       py::arg("iterations"),
       "Single-threaded float32 FMA throughput in GFLOP/s: `iterations` passes of independent FMA "
       "chains in the widest vector ISA the CPU has (detected_isa()).");
+  m.def(
+      "plan_steps",
+      [](const webnn::Graph& graph) {
+        py::list steps;
+        if (graph.destroyed()) return steps;
+        for (const auto& step : graph.impl()->plan->steps) {
+          std::string name = step.def->name;
+          for (const auto& op : step.fused) name += "+" + op;
+          steps.append(name);
+        }
+        return steps;
+      },
+      py::arg("graph"),
+      "The compiled graph's kernels in run order, each as its op name joined by '+' to the ops fused "
+      "into it (for example 'conv2d+add+relu').");
   m.def("fma_peak_isa", [] { return std::string(webnn::fma_peak_loop().isa); },
         "The ISA of the loop measure_fma_peak runs.");
 }

@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 #include <cstring>
+#include <tuple>
 
 #include "compiler/plan.h"
 
@@ -44,12 +45,35 @@ size_t place_intervals(std::vector<Interval>& intervals) {
 }
 
 struct Fusion {
-  bool absorbed = false;  // this activation node runs inside its producer
-  int output = -1;        // the producer's new output operand (the activation's)
+  bool absorbed = false;  // this add or activation node runs inside another node's kernel
+  int runs_in = -1;       // absorbed: that node
+  int output = -1;        // the node's new output operand (the last absorbed node's)
+  bool activation = false;
   float min = -std::numeric_limits<float>::infinity();
   float max = std::numeric_limits<float>::infinity();
+  int residual = -1;  // the other addend of an absorbed add: an extra input
+  int emit_at = -1;   // with a residual: the add's position, where the addend exists
+  std::vector<std::string> absorbed_ops;  // what it runs besides itself
 };
 
+// The bounds of a relu or clamp node, as float32.
+std::pair<float, float> activation_bounds(const Node& node, const GraphIR& ir) {
+  float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
+  if (node.def->name == "clamp") {
+    OpView clamp(*node.def, node.args, ir.operands, node.label);
+    lo = -std::numeric_limits<float>::infinity();
+    if (clamp.has("minValue")) lo = float(number_to_double_as(clamp.number("minValue"), DataType::kFloat32));
+    if (clamp.has("maxValue")) hi = float(number_to_double_as(clamp.number("maxValue"), DataType::kFloat32));
+    if (std::isnan(lo)) lo = -std::numeric_limits<float>::infinity();  // a NaN bound clamps nothing
+    if (std::isnan(hi)) hi = std::numeric_limits<float>::infinity();
+  }
+  return {lo, hi};
+}
+
+// Epilogue fusion, in creation order: an op whose float32 output is used only by an `add` of two
+// same-shape operands absorbs the add (the other addend becomes its extra input, and the fused node
+// runs where the add was, once that addend exists); an op (or fused op + add) whose output is used
+// only by a relu or clamp absorbs the activation.
 std::vector<Fusion> plan_fusions(const GraphIR& ir, const std::vector<bool>& live_node,
                                  const std::map<std::string, int>& outputs) {
   std::vector<Fusion> fusion(ir.nodes.size());
@@ -58,29 +82,46 @@ std::vector<Fusion> plan_fusions(const GraphIR& ir, const std::vector<bool>& liv
     if (live_node[n])
       for (int in : ir.nodes[n].inputs) ++uses[in];
   for (auto& [name, id] : outputs) ++uses[id];
+  // The node whose kernel produces operand x, if x is its single-use float32 only output.
+  auto fusable_producer = [&](int x) {
+    int producer = ir.operands[x].producer;
+    if (producer < 0 || uses[x] != 1 || ir.operands[x].desc.data_type != DataType::kFloat32) return -1;
+    if (fusion[producer].absorbed) producer = fusion[producer].runs_in;
+    return ir.nodes[producer].outputs.size() == 1 || fusion[producer].output >= 0 ? producer : -1;
+  };
   for (size_t n = 0; n < ir.nodes.size(); ++n) {
     const Node& node = ir.nodes[n];
     const std::string& op = node.def->name;
-    if (!live_node[n] || (op != "relu" && op != "clamp")) continue;
-    const int x = node.inputs[0], producer = ir.operands[x].producer;
-    if (producer < 0 || uses[x] != 1 || ir.operands[x].desc.data_type != DataType::kFloat32) continue;
-    Fusion& target = fusion[producer];
-    if (!ir.nodes[producer].def->fuses_activation || target.output >= 0 ||
-        ir.nodes[producer].outputs.size() != 1)
+    if (!live_node[n]) continue;
+    if (op == "add") {
+      const auto& out_shape = ir.operands[node.outputs[0]].desc.shape;
+      for (int side = 0; side < 2; ++side) {
+        const int x = node.inputs[side], other = node.inputs[1 - side];
+        const int producer = fusable_producer(x);
+        if (producer < 0 || !ir.nodes[producer].def->fuses_residual || fusion[producer].output >= 0 ||
+            ir.operands[x].desc.shape != out_shape || ir.operands[other].desc.shape != out_shape || other == x)
+          continue;
+        Fusion& target = fusion[producer];
+        target.output = node.outputs[0];
+        target.residual = other;
+        target.emit_at = int(n);
+        target.absorbed_ops.push_back(op);
+        fusion[n].absorbed = true;
+        fusion[n].runs_in = producer;
+        break;
+      }
       continue;
-    float lo = 0.0f, hi = std::numeric_limits<float>::infinity();
-    if (op == "clamp") {
-      OpView clamp(*node.def, node.args, ir.operands, node.label);
-      lo = -std::numeric_limits<float>::infinity();
-      if (clamp.has("minValue")) lo = float(number_to_double_as(clamp.number("minValue"), DataType::kFloat32));
-      if (clamp.has("maxValue")) hi = float(number_to_double_as(clamp.number("maxValue"), DataType::kFloat32));
-      if (std::isnan(lo)) lo = -std::numeric_limits<float>::infinity();  // a NaN bound clamps nothing
-      if (std::isnan(hi)) hi = std::numeric_limits<float>::infinity();
     }
+    if (op != "relu" && op != "clamp") continue;
+    const int producer = fusable_producer(node.inputs[0]);
+    if (producer < 0 || !ir.nodes[producer].def->fuses_activation || fusion[producer].activation) continue;
+    Fusion& target = fusion[producer];
+    std::tie(target.min, target.max) = activation_bounds(node, ir);
+    target.activation = true;
     target.output = node.outputs[0];
-    target.min = lo;
-    target.max = hi;
+    target.absorbed_ops.push_back(op);
     fusion[n].absorbed = true;
+    fusion[n].runs_in = producer;
   }
   return fusion;
 }
@@ -107,24 +148,35 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
     for (int in : ir.nodes[producer].inputs) stack.push_back(in);
   }
 
-  // 2. Fusion: an op that applies an activation in its epilogue absorbs the relu or clamp that is
-  // its output's only consumer (float32 only, so the clamp bounds need no rounding).
+  // 2. Fusion into kernel epilogues: a residual add, then a relu or clamp (float32 only, so the clamp
+  // bounds need no rounding).
   std::vector<Fusion> fusion = plan_fusions(ir, live_node, outputs);
 
   // 3. Lowering, in creation (= topological) order.
   std::vector<int> alias_root(operand_count);
   for (size_t i = 0; i < operand_count; ++i) alias_root[i] = int(i);
-  for (size_t n = 0; n < ir.nodes.size(); ++n) {
-    if (!live_node[n] || fusion[n].absorbed) continue;
+  for (size_t position = 0; position < ir.nodes.size(); ++position) {
+    if (!live_node[position]) continue;
+    // A node fused with an add runs at the add's position; other absorbed nodes do not run.
+    size_t n = position;
+    if (fusion[position].absorbed) {
+      const int owner = fusion[position].runs_in;
+      if (fusion[owner].emit_at != int(position)) continue;
+      n = size_t(owner);
+    } else if (fusion[position].emit_at >= 0) {
+      continue;
+    }
     const Node& node = ir.nodes[n];
-    Step step{{}, node.inputs, node.outputs, node.def, node.label};
+    Step step{{}, node.inputs, node.outputs, node.def, node.label, fusion[n].absorbed_ops};
     if (fusion[n].output >= 0) step.outputs = {fusion[n].output};
+    if (fusion[n].residual >= 0) step.inputs.push_back(fusion[n].residual);
     if (node.def->is_view) {
       alias_root[node.outputs[0]] = alias_root[node.inputs[0]];
     } else {
       OpView view(*node.def, node.args, ir.operands, node.label);
       view.activation_min = fusion[n].min;
       view.activation_max = fusion[n].max;
+      view.fused_residual = fusion[n].residual >= 0;
       std::vector<OperandDescriptor> out_descs;
       for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);
       step.kernel = node.def->lower(view, out_descs);

@@ -14,6 +14,7 @@ struct Step {
   std::vector<int> inputs, outputs;
   const OpDef* def;
   std::string label;
+  std::vector<std::string> fused;  // ops of the graph that run inside this step's kernel (add, relu, ...)
 };
 
 struct Plan {

@@ -140,6 +140,9 @@ class OpView {
   // kernel's epilogue. Only ops with OpDef::fuses_activation get one.
   float activation_min = -std::numeric_limits<float>::infinity();
   float activation_max = std::numeric_limits<float>::infinity();
+  // An add fused into this op by the compiler: the kernel gets the other addend (of the output's
+  // shape) as its last input and adds it before the activation. Only ops with OpDef::fuses_residual.
+  bool fused_residual = false;
 
  private:
   int index_of(const std::string& name) const;
@@ -170,6 +173,7 @@ struct OpDef {
   size_t output_count = 1;  // 0: decided by infer
   bool is_view = false;     // output aliases input 0 (reshape); no kernel runs
   bool fuses_activation = false;  // lowering honours OpView::activation_min/max (float32 outputs)
+  bool fuses_residual = false;    // lowering honours OpView::fused_residual (float32 outputs)
 
   const OperandLimit* limit(const std::string& operand) const;
 };

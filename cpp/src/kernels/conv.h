@@ -16,6 +16,9 @@ struct Conv2dParams {
   bool nhwc;                  // input and output layout
   std::string filter_layout;  // oihw | hwio | ohwi | ihwo
   bool has_bias;
+  // A fused residual (float32 only): an addend of the output's shape, the kernel's last input, added
+  // after the bias and before the activation.
+  bool has_residual = false;
   // A fused activation: the result is clamped to [min, max] (relu: [0, inf]).
   float activation_min = -std::numeric_limits<float>::infinity();
   float activation_max = std::numeric_limits<float>::infinity();

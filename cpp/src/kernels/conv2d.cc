@@ -58,6 +58,20 @@ bool is_pointwise(const Conv2dParams& p) {
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
 
+// out = clamp(out + residual) over `count` values (no residual: the clamp only; nothing when both are
+// no-ops).
+void add_and_clamp(float* out, const float* residual, size_t count, float lo, float hi, ThreadPool* pool) {
+  if (!residual && lo == -std::numeric_limits<float>::infinity() && hi == std::numeric_limits<float>::infinity())
+    return;
+  pool->parallel_for(count, 1 << 14, [&](size_t begin, size_t end) {
+    for (size_t i = begin; i < end; ++i) {
+      float v = residual ? out[i] + residual[i] : out[i];
+      v = v < lo ? lo : v;  // comparisons with NaN are false: NaN passes through
+      out[i] = v > hi ? hi : v;
+    }
+  });
+}
+
 // Whether an NCHW convolution runs as the transposed product: when the output pixels fill NR-wide
 // panels much worse than the output channels do (packing A and the final transpose cost more than
 // packing B: measured worth it at 7x7 outputs, not at 14x14).
@@ -114,7 +128,8 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
 }
 
 // Grouped or plain convolution through im2col chunks of output pixels.
-void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool) {
+void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float* in, const float* residual, float* out,
+                    ThreadPool* pool) {
   const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w, O = p.out_channels;
   const size_t KH = p.kernel_h, KW = p.kernel_w, Ig = C / p.groups, Og = O / p.groups;
   const size_t K = KH * KW * Ig, pixels = p.batch * OH * OW;
@@ -122,9 +137,11 @@ void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float*
   GemmEpilogue ep;
   ep.min = p.activation_min;
   ep.max = p.activation_max;
+  ep.residual_ld = O;
   if (pointwise) {  // the input already is the [pixels][C] matrix
     for (size_t g = 0; g < p.groups; ++g) {
       ep.bias = f.bias.empty() ? nullptr : f.bias.data() + g * Og;
+      ep.residual = residual ? residual + g * Og : nullptr;
       gemm_f32_packed(pixels, Og, K, in + g * Ig, C, false, f.groups[g], out + g * Og, O, ep, pool);
     }
     return;
@@ -154,6 +171,7 @@ void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float*
       }
       GemmEpilogue chunk_ep = ep;
       chunk_ep.bias = f.bias.empty() ? nullptr : f.bias.data() + g * Og;
+      chunk_ep.residual = residual ? residual + c0 * O + g * Og : nullptr;
       gemm_f32_packed(count, Og, K, rows.data(), K, false, f.groups[g], out + c0 * O + g * Og, O, chunk_ep, nullptr);
     }
   });
@@ -229,7 +247,8 @@ void pack_im2col_block(const Conv2dParams& p, const float* image, size_t k0, siz
 // NCHW: per image and group, C[O/g][pixels] = the packed filter (A) x im2col columns packed a
 // cache block at a time (B). When the pixels fill the B panels poorly (small images), the product
 // runs transposed, C^T[pixels][O/g] = im2col rows x the packed filter (B), then C^T is transposed.
-void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float* in, float* out, ThreadPool* pool) {
+void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float* in, const float* residual, float* out,
+                    ThreadPool* pool) {
   const size_t Ig = p.in_channels / p.groups, Og = p.out_channels / p.groups;
   const size_t K = Ig * p.kernel_h * p.kernel_w, pixels = p.out_h * p.out_w;
   const bool pointwise = is_pointwise(p), transposed = !f.groups.empty();
@@ -238,6 +257,10 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
   ep.bias_per_row = !transposed;
   ep.min = p.activation_min;
   ep.max = p.activation_max;
+  ep.residual_ld = pixels;
+  GemmEpilogue transposed_ep = ep;  // the residual and the clamp follow the final transpose
+  transposed_ep.min = -std::numeric_limits<float>::infinity();
+  transposed_ep.max = std::numeric_limits<float>::infinity();
   thread_local std::vector<float> transposed_out;
   if (transposed) transposed_out.resize(pixels * Og);
   for (size_t n = 0; n < p.batch; ++n) {
@@ -245,17 +268,21 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
       const float* image = in + (n * p.in_channels + g * Ig) * p.in_h * p.in_w;
       float* dst = out + (n * p.out_channels + g * Og) * pixels;
       ep.bias = f.bias.empty() ? nullptr : f.bias.data() + g * Og;
+      ep.residual = residual ? residual + (n * p.out_channels + g * Og) * pixels : nullptr;
       if (transposed) {
+        transposed_ep.bias = ep.bias;
         if (pointwise)  // A = the input planes read transposed
-          gemm_f32_packed(pixels, Og, K, image, pixels, true, f.groups[g], transposed_out.data(), Og, ep, pool);
+          gemm_f32_packed(pixels, Og, K, image, pixels, true, f.groups[g], transposed_out.data(), Og, transposed_ep,
+                          pool);
         else
           gemm_f32_packed(
               pixels, Og, K,
               [&](size_t m0, size_t mc, size_t k0, size_t kc, float* panels) {
                 pack_im2col_block(p, image, k0, kc, m0, mc, mr, panels);
               },
-              f.groups[g], transposed_out.data(), Og, ep, pool);
+              f.groups[g], transposed_out.data(), Og, transposed_ep, pool);
         transpose_planes(transposed_out.data(), dst, 1, pixels, Og, pool);
+        add_and_clamp(dst, ep.residual, Og * pixels, ep.min, ep.max, pool);
         continue;
       }
       BBlockPacker pack_b;
@@ -277,7 +304,21 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
 Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filter_constant,
                           const void* bias_constant) {
   // NCHW k x k convolutions run through the NHWC path (see the kernel below).
-  if (is_depthwise(p)) return make_depthwise_conv2d_kernel(type, p, filter_constant, bias_constant);
+  if (is_depthwise(p)) {
+    if (!p.has_residual) return make_depthwise_conv2d_kernel(type, p, filter_constant, bias_constant);
+    // The depthwise kernel has no residual input: add it, then clamp, after.
+    Conv2dParams plain = p;
+    plain.has_residual = false;
+    plain.activation_min = -std::numeric_limits<float>::infinity();
+    plain.activation_max = std::numeric_limits<float>::infinity();
+    Kernel depthwise = make_depthwise_conv2d_kernel(type, plain, filter_constant, bias_constant);
+    const size_t count = p.batch * p.out_h * p.out_w * p.out_channels;
+    return [=](const KernelArgs& args) {
+      depthwise(args);
+      add_and_clamp(static_cast<float*>(args.outputs[0]), static_cast<const float*>(args.inputs[p.has_bias ? 3 : 2]),
+                    count, p.activation_min, p.activation_max, args.pool);
+    };
+  }
   std::shared_ptr<PreparedFilter> constant;
   if (filter_constant && (!p.has_bias || bias_constant))
     constant = prepare_filter(p, type, filter_constant, p.has_bias ? bias_constant : nullptr);
@@ -297,8 +338,9 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
       out_buffer.resize(out_count);
       out = out_buffer.data();
     }
-    if (p.nhwc) conv_gemm_nhwc(p, *filter, in, out, args.pool);
-    else conv_gemm_nchw(p, *filter, in, out, args.pool);
+    const float* residual = p.has_residual ? static_cast<const float*>(args.inputs[p.has_bias ? 3 : 2]) : nullptr;
+    if (p.nhwc) conv_gemm_nhwc(p, *filter, in, residual, out, args.pool);
+    else conv_gemm_nchw(p, *filter, in, residual, out, args.pool);
     if (!f32) {
       float16* h = static_cast<float16*>(args.outputs[0]);
       for (size_t i = 0; i < out_count; ++i) h[i].bits = float_to_half(out[i]);

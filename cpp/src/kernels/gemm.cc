@@ -51,8 +51,9 @@ void pack_a(const float* A, size_t lda, bool transposed, size_t M, size_t m0, si
 // The epilogue of the tile at (row, n0) when its K loop ends; null when nothing applies.
 const GemmTileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, size_t n0, GemmTileEpilogue& out) {
   if (!epilogue.active()) return nullptr;
-  out = GemmTileEpilogue{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max};
+  out = GemmTileEpilogue{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max, nullptr, epilogue.residual_ld};
   if (epilogue.bias) out.bias = epilogue.bias + (epilogue.bias_per_row ? row : n0);
+  if (epilogue.residual) out.residual = epilogue.residual + row * epilogue.residual_ld + n0;
   return &out;
 }
 
@@ -186,6 +187,7 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, b
           for (size_t j = 0; j < cols; ++j) {
             float v = tile[i * nr + j];
             if (epilogue.bias) v += epilogue.bias[epilogue.bias_per_row ? i : n0 + j];
+            if (epilogue.residual) v += epilogue.residual[i * epilogue.residual_ld + n0 + j];
             c[j] = std::min(std::max(v, epilogue.min), epilogue.max);  // keeps NaN
           }
         }

@@ -8,13 +8,16 @@
 
 namespace webnn {
 
-// Applied to C while each tile is still in registers: bias, then clamp (relu = [0, +inf]).
+// Applied to C while each tile is still in registers: bias, then a residual addend (a tensor of C's
+// shape: element (i, j) at residual[i * residual_ld + j]), then clamp (relu = [0, +inf]).
 struct GemmEpilogue {
   const float* bias = nullptr;  // per column (N values), or per row (M values) when bias_per_row
   bool bias_per_row = false;
   float min = -std::numeric_limits<float>::infinity();
   float max = std::numeric_limits<float>::infinity();
-  bool active() const { return bias || min > -std::numeric_limits<float>::infinity() ||
+  const float* residual = nullptr;
+  size_t residual_ld = 0;
+  bool active() const { return bias || residual || min > -std::numeric_limits<float>::infinity() ||
                                max < std::numeric_limits<float>::infinity(); }
 };
 

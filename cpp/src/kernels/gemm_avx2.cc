@@ -47,6 +47,7 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
       if (accumulate) x = _mm256_add_ps(x, _mm256_maskload_ps(row + 8 * v, m));
       if (ep) {
         if (ep->bias) x = _mm256_add_ps(x, ep->bias_per_row ? row_bias : col_bias[v]);
+        if (ep->residual) x = _mm256_add_ps(x, _mm256_maskload_ps(ep->residual + i * ep->residual_ld + 8 * v, m));
         x = _mm256_min_ps(hi, _mm256_max_ps(lo, x));
       }
       _mm256_maskstore_ps(row + 8 * v, m, x);  // min/max operand order keeps NaN

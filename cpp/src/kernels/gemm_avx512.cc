@@ -48,6 +48,7 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
       if (accumulate) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, row + 16 * v));
       if (ep) {
         if (ep->bias) x = _mm512_add_ps(x, ep->bias_per_row ? row_bias : col_bias[v]);
+        if (ep->residual) x = _mm512_add_ps(x, _mm512_maskz_loadu_ps(m, ep->residual + i * ep->residual_ld + 16 * v));
         x = _mm512_min_ps(hi, _mm512_max_ps(lo, x));
       }
       _mm512_mask_storeu_ps(row + 16 * v, m, x);  // min/max operand order keeps NaN

@@ -21,6 +21,7 @@ void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b
       float v = acc[i][j] + (accumulate ? row[j] : 0.0f);
       if (ep) {
         if (ep->bias) v += ep->bias_per_row ? ep->bias[i] : ep->bias[j];
+        if (ep->residual) v += ep->residual[i * ep->residual_ld + j];
         v = std::min(std::max(v, ep->min), ep->max);
       }
       row[j] = v;

@@ -84,6 +84,7 @@ Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outp
   Conv2dParams params = conv2d_shape(op).params;
   params.activation_min = op.activation_min;
   params.activation_max = op.activation_max;
+  params.has_residual = op.fused_residual;
   return make_conv2d_kernel(outputs[0].data_type, params,
                             filter.constant_data ? filter.constant_data->data() : nullptr,
                             bias && bias->constant_data ? bias->constant_data->data() : nullptr);
@@ -110,6 +111,7 @@ const OpDef& conv2d_op() {
       lower_conv2d,
       1,
       false,
+      true,
       true};
   return def;
 }
