@@ -196,3 +196,43 @@ def test_depthwise_conv_add_clamp_fuses(context, layout):
     if layout == "nhwc":
         out = out.transpose(0, 3, 1, 2)
     np.testing.assert_allclose(out, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("m", [1, 3, 37])  # 1-4 rows: the small-M path
+@pytest.mark.parametrize("addend", ["row", "row2d", "residual"])
+@pytest.mark.parametrize("activation", [None, "relu", "clamp"])
+def test_matmul_add_activation_fuse(context, m, addend, activation):
+    from webnn import _core
+
+    rng = np.random.default_rng(7)
+    a = rng.standard_normal((2, m, 40)).astype(np.float32)
+    b = rng.standard_normal((40, 50)).astype(np.float32)
+    other = {"row": rng.standard_normal(50), "row2d": rng.standard_normal((1, 50)),
+             "residual": rng.standard_normal((2, m, 50))}[addend].astype(np.float32)
+    expected = a.astype(np.float64) @ b + other
+    builder = webnn.MLGraphBuilder(context)
+    ai = builder.input("a", data_type="float32", shape=a.shape)
+    y = builder.add(builder.matmul(ai, builder.constant(b)), builder.constant(other))
+    fused = "matmul+add"
+    if activation == "relu":
+        y, expected, fused = builder.relu(y), np.maximum(expected, 0), fused + "+relu"
+    elif activation == "clamp":
+        y, expected, fused = builder.clamp(y, min_value=-1, max_value=1), np.clip(expected, -1, 1), fused + "+clamp"
+    graph = builder.build({"y": y})
+    assert _core.plan_steps(graph) == [fused]
+    np.testing.assert_allclose(graph.compute({"a": a})["y"], expected, rtol=1e-5, atol=1e-4)
+
+
+def test_matmul_add_of_a_column_is_not_fused(context):
+    from webnn import _core
+
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((6, 5)).astype(np.float32)
+    b = rng.standard_normal((5, 7)).astype(np.float32)
+    column = rng.standard_normal((6, 1)).astype(np.float32)
+    builder = webnn.MLGraphBuilder(context)
+    y = builder.add(builder.matmul(builder.input("a", data_type="float32", shape=[6, 5]), builder.constant(b)),
+                    builder.constant(column))
+    graph = builder.build({"y": y})
+    assert _core.plan_steps(graph) == ["matmul", "add"]
+    np.testing.assert_allclose(graph.compute({"a": a})["y"], a.astype(np.float64) @ b + column, rtol=1e-5, atol=1e-5)

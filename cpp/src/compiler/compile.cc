@@ -52,6 +52,7 @@ struct Fusion {
   float min = -std::numeric_limits<float>::infinity();
   float max = std::numeric_limits<float>::infinity();
   int residual = -1;  // the other addend of an absorbed add: an extra input
+  bool column_bias = false;  // that addend is a row of N values added to every output row
   int emit_at = -1;   // with a residual: the add's position, where the addend exists
   std::vector<std::string> absorbed_ops;  // what it runs besides itself
 };
@@ -70,9 +71,16 @@ std::pair<float, float> activation_bounds(const Node& node, const GraphIR& ir) {
   return {lo, hi};
 }
 
-// Epilogue fusion, in creation order: an op whose float32 output is used only by an `add` of two
-// same-shape operands absorbs the add (the other addend becomes its extra input, and the fused node
-// runs where the add was, once that addend exists); an op (or fused op + add) whose output is used
+// Whether `shape` is a row of `n` values: [n] or [1, ..., 1, n].
+bool is_row(const std::vector<uint32_t>& shape, uint32_t n) {
+  if (shape.empty() || shape.back() != n) return false;
+  return std::all_of(shape.begin(), shape.end() - 1, [](uint32_t d) { return d == 1; });
+}
+
+// Epilogue fusion, in creation order: an op whose float32 output is used only by an `add` absorbs
+// the add when the other addend has the output's shape (a residual) or, for ops that take one, is a
+// row of N values (a column bias); the addend becomes the kernel's extra input and the fused node
+// runs where the add was, once the addend exists. An op (or fused op + add) whose output is used
 // only by a relu or clamp absorbs the activation.
 std::vector<Fusion> plan_fusions(const GraphIR& ir, const std::vector<bool>& live_node,
                                  const std::map<std::string, int>& outputs) {
@@ -98,12 +106,18 @@ std::vector<Fusion> plan_fusions(const GraphIR& ir, const std::vector<bool>& liv
       for (int side = 0; side < 2; ++side) {
         const int x = node.inputs[side], other = node.inputs[1 - side];
         const int producer = fusable_producer(x);
-        if (producer < 0 || !ir.nodes[producer].def->fuses_residual || fusion[producer].output >= 0 ||
-            ir.operands[x].desc.shape != out_shape || ir.operands[other].desc.shape != out_shape || other == x)
+        if (producer < 0 || fusion[producer].output >= 0 || ir.operands[x].desc.shape != out_shape || other == x)
           continue;
+        const OpDef& def = *ir.nodes[producer].def;
+        const auto& other_shape = ir.operands[other].desc.shape;
+        const bool residual = def.fuses_residual && other_shape == out_shape;
+        const bool column_bias = !residual && def.fuses_column_bias && other_shape.size() <= out_shape.size() &&
+                                 !out_shape.empty() && is_row(other_shape, out_shape.back());
+        if (!residual && !column_bias) continue;
         Fusion& target = fusion[producer];
         target.output = node.outputs[0];
         target.residual = other;
+        target.column_bias = column_bias;
         target.emit_at = int(n);
         target.absorbed_ops.push_back(op);
         fusion[n].absorbed = true;
@@ -176,7 +190,8 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
       OpView view(*node.def, node.args, ir.operands, node.label);
       view.activation_min = fusion[n].min;
       view.activation_max = fusion[n].max;
-      view.fused_residual = fusion[n].residual >= 0;
+      view.fused_residual = fusion[n].residual >= 0 && !fusion[n].column_bias;
+      view.fused_column_bias = fusion[n].column_bias;
       std::vector<OperandDescriptor> out_descs;
       for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);
       step.kernel = node.def->lower(view, out_descs);

@@ -143,6 +143,9 @@ class OpView {
   // An add fused into this op by the compiler: the kernel gets the other addend (of the output's
   // shape) as its last input and adds it before the activation. Only ops with OpDef::fuses_residual.
   bool fused_residual = false;
+  // An add of a row of N values (shape [N] or [1, ..., 1, N]) to every row of the output, fused the
+  // same way. Only ops with OpDef::fuses_column_bias.
+  bool fused_column_bias = false;
 
  private:
   int index_of(const std::string& name) const;
@@ -174,6 +177,7 @@ struct OpDef {
   bool is_view = false;     // output aliases input 0 (reshape); no kernel runs
   bool fuses_activation = false;  // lowering honours OpView::activation_min/max (float32 outputs)
   bool fuses_residual = false;    // lowering honours OpView::fused_residual (float32 outputs)
+  bool fuses_column_bias = false;  // lowering honours OpView::fused_column_bias (float32 outputs)
 
   const OperandLimit* limit(const std::string& operand) const;
 };

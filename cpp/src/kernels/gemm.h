@@ -74,9 +74,18 @@ void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const fl
 void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
                   size_t ldc);
 
+// What a matmul kernel applies to its output tiles (fused by the compiler; float32 only): an extra
+// input (its third) that is a residual of the output's shape or a row of N values, then a clamp.
+struct MatmulEpilogue {
+  bool residual = false, column_bias = false;
+  float min = -std::numeric_limits<float>::infinity();
+  float max = std::numeric_limits<float>::infinity();
+};
+
 // matmul with broadcast batch dims; float32 or float16 (computed in float32). A constant 2-D-batch B
 // (`b_constant` non-null) is packed once here.
 Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, const std::vector<uint32_t>& b_shape,
-                          const std::vector<uint32_t>& out_shape, const void* b_constant = nullptr);
+                          const std::vector<uint32_t>& out_shape, const void* b_constant = nullptr,
+                          const MatmulEpilogue& epilogue = {});
 
 }  // namespace webnn

@@ -35,7 +35,8 @@ void to_float(const void* in, DataType type, float* out, size_t n) {
 }  // namespace
 
 Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, const std::vector<uint32_t>& b_shape,
-                          const std::vector<uint32_t>& out_shape, const void* b_constant) {
+                          const std::vector<uint32_t>& out_shape, const void* b_constant,
+                          const MatmulEpilogue& fused) {
   const size_t rank = out_shape.size();
   const size_t M = out_shape[rank - 2], N = out_shape[rank - 1], K = a_shape[a_shape.size() - 1];
   std::vector<uint32_t> batch(out_shape.begin(), out_shape.end() - 2);
@@ -73,12 +74,18 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
     auto packed = constant_b ? constant_b : pack_all(args.inputs[1]);
     const uint8_t* a = static_cast<const uint8_t*>(args.inputs[0]);
     uint8_t* out = static_cast<uint8_t*>(args.outputs[0]);
+    const float* extra = fused.residual || fused.column_bias ? static_cast<const float*>(args.inputs[2]) : nullptr;
     auto one_batch = [&](size_t bi, ThreadPool* pool) {
       const uint8_t* a_mat = a + a_index[bi] * M * K * elem;
       uint8_t* c_mat = out + bi * M * N * elem;
       if (!half) {
+        GemmEpilogue epilogue;
+        epilogue.min = fused.min;
+        epilogue.max = fused.max;
+        if (fused.column_bias) epilogue.bias = extra;
+        if (fused.residual) epilogue.residual = extra + bi * M * N, epilogue.residual_ld = N;
         gemm_f32_packed(M, N, K, reinterpret_cast<const float*>(a_mat), K, false, (*packed)[b_index[bi]],
-                        reinterpret_cast<float*>(c_mat), N, GemmEpilogue{}, pool);
+                        reinterpret_cast<float*>(c_mat), N, epilogue, pool);
         return;
       }
       std::vector<float> fa(M * K), fc(M * N);

@@ -111,8 +111,8 @@ const OpDef& conv2d_op() {
       lower_conv2d,
       1,
       false,
-      true,
-      true};
+      true,   // fuses_activation
+      true};  // fuses_residual
   return def;
 }
 

@@ -23,8 +23,13 @@ std::vector<OperandDescriptor> infer_matmul(const OpView& op) {
 
 Kernel lower_matmul(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const OperandInfo& b = op.info("b");
+  MatmulEpilogue epilogue;
+  epilogue.residual = op.fused_residual;
+  epilogue.column_bias = op.fused_column_bias;
+  epilogue.min = op.activation_min;
+  epilogue.max = op.activation_max;
   return make_matmul_kernel(outputs[0].data_type, op.operand("a").shape, b.desc.shape, outputs[0].shape,
-                            b.constant_data ? b.constant_data->data() : nullptr);
+                            b.constant_data ? b.constant_data->data() : nullptr, epilogue);
 }
 
 }  // namespace
@@ -36,7 +41,12 @@ const OpDef& matmul_op() {
       {},
       {{"a", kFloatTypes, 2, kAnyRank}, {"b", kFloatTypes, 2, kAnyRank, "a"}, {"output", kFloatTypes, 2, kAnyRank}},
       infer_matmul,
-      lower_matmul};
+      lower_matmul,
+      1,
+      false,
+      true,   // fuses_activation
+      true,   // fuses_residual
+      true};  // fuses_column_bias
   return def;
 }
 
