@@ -4,13 +4,16 @@
 
 #include "kernels/data_movement.h"
 #include "kernels/elementwise.h"
+#include "kernels/norm.h"
+#include "kernels/pool.h"
+#include "kernels/reduce.h"
 #include "kernels/unary.h"
 
 namespace webnn {
 
 KernelTable kernel_table_for(CpuIsa isa) {
-  KernelTable t{CpuIsa::kRef, f32_gemm_4x16_ref(), &elementwise_loops_ref(), &unary_loops_ref(),
-                &data_movement_loops_ref()};
+  KernelTable t{CpuIsa::kRef,         f32_gemm_4x16_ref(), &elementwise_loops_ref(), &unary_loops_ref(),
+                &data_movement_loops_ref(), &reduce_loops_ref(), &norm_loops_ref(), &pool_loops_ref()};
 #if defined(__x86_64__) || defined(_M_X64)
   if (isa >= CpuIsa::kAvx2 && detected_isa() >= CpuIsa::kAvx2) {
     t.isa = CpuIsa::kAvx2;
@@ -18,6 +21,9 @@ KernelTable kernel_table_for(CpuIsa isa) {
     t.elementwise = &elementwise_loops_avx2();
     t.unary = &unary_loops_avx2();
     t.data_movement = &data_movement_loops_avx2();
+    t.reduce = &reduce_loops_avx2();
+    t.norm = &norm_loops_avx2();
+    t.pool = &pool_loops_avx2();
   }
   if (isa >= CpuIsa::kAvx512 && detected_isa() >= CpuIsa::kAvx512) {
     t.isa = CpuIsa::kAvx512;
@@ -25,6 +31,9 @@ KernelTable kernel_table_for(CpuIsa isa) {
     t.elementwise = &elementwise_loops_avx512();
     t.unary = &unary_loops_avx512();
     t.data_movement = &data_movement_loops_avx512();
+    t.reduce = &reduce_loops_avx512();
+    t.norm = &norm_loops_avx512();
+    t.pool = &pool_loops_avx512();
   }
 #endif
   return t;

@@ -9,6 +9,9 @@ namespace webnn {
 struct ElementwiseLoops;   // kernels/elementwise.h
 struct UnaryLoops;         // kernels/unary.h
 struct DataMovementLoops;  // kernels/data_movement.h
+struct ReduceLoops;        // kernels/reduce.h
+struct NormLoops;          // kernels/norm.h
+struct PoolLoops;          // kernels/pool.h
 
 struct KernelTable {
   CpuIsa isa;
@@ -16,6 +19,9 @@ struct KernelTable {
   const ElementwiseLoops* elementwise;
   const UnaryLoops* unary;
   const DataMovementLoops* data_movement;
+  const ReduceLoops* reduce;
+  const NormLoops* norm;
+  const PoolLoops* pool;
 };
 
 const KernelTable& kernel_table();

@@ -17,4 +17,18 @@ struct Pool2dParams {
 
 Kernel make_pool2d_kernel(PoolOp op, DataType type, const Pool2dParams& params);
 
+// ---- the float32 / float16 inner loops, one set per ISA level (the kernel picks the active one)
+
+// Pools output rows [begin, end): row = plane * out_h + oy, the planes being n * channels + c
+// (nchw) or n (nhwc). `scratch` holds scratch_floats(params) floats.
+using PoolRowsFn = void (*)(const Pool2dParams& p, const void* in, void* out, size_t begin, size_t end,
+                            float* scratch);
+struct PoolLoops {
+  PoolRowsFn (*rows)(PoolOp op, DataType type);
+  size_t (*scratch_floats)(const Pool2dParams& p);
+};
+const PoolLoops& pool_loops_ref();
+const PoolLoops& pool_loops_avx2();    // x86-64 only
+const PoolLoops& pool_loops_avx512();  // x86-64 only
+
 }  // namespace webnn

@@ -21,6 +21,11 @@ struct StridedWalk {
     return n;
   }
   void offsets(size_t index, size_t* offset, size_t* param_offset) const {
+    if (sizes.size() == 1) {  // (no division)
+      *offset = index * strides[0];
+      *param_offset = index * param_strides[0];
+      return;
+    }
     *offset = *param_offset = 0;
     for (size_t d = sizes.size(); d-- > 0;) {
       const size_t i = index % sizes[d];
@@ -33,6 +38,10 @@ struct StridedWalk {
   // innermost dim; within a run, offsets step by strides.back() and param_strides.back().
   template <class Fn>
   void for_each_run(size_t begin, size_t end, Fn&& fn) const {
+    if (sizes.size() == 1) {
+      if (begin < end) fn(begin * strides[0], begin * param_strides[0], end - begin);
+      return;
+    }
     const size_t inner = sizes.back();
     while (begin < end) {
       size_t offset, param_offset;
@@ -89,5 +98,37 @@ Kernel make_arg_min_max_kernel(bool is_max, DataType input_type, DataType output
 Kernel make_softmax_kernel(DataType type, AxisSplit split);
 
 Kernel make_cumulative_sum_kernel(DataType type, AxisSplit split, bool exclusive, bool reversed);
+
+// ---- the float32 / float16 inner loops, one set per ISA level (the kernels pick the active one).
+// Elements are in the loop's data type; "columns" are the same columns of `rows` rows, `stride`
+// elements apart.
+
+// What the sums add up: x, |x|, x^2, exp(x - shift).
+enum class SumMap { kIdentity, kAbs, kSquare, kExp };
+// Σ map(in[i]) for i < count, in double.
+using SumRowFn = double (*)(const void* in, size_t count, double shift);
+// acc[k] += Σ_j map(in[j * stride + k]) for j < rows, k < width; column k shifts by shift[k]
+// (shift may be null for maps without one).
+using SumColumnsFn = void (*)(const void* in, size_t rows, size_t stride, size_t width, const double* shift,
+                              double* acc);
+// The maximum (minimum) of in[0, count): NaN if any element is NaN, -inf (+inf) for no elements.
+using ExtremeRowFn = float (*)(const void* in, size_t count);
+// acc[k] = the maximum (minimum) of acc[k] and in[j * stride + k] over j < rows, for k < width.
+using ExtremeColumnsFn = void (*)(const void* in, size_t rows, size_t stride, size_t width, float* acc);
+// softmax of in[0, count) into out[0, count).
+using SoftmaxRowFn = void (*)(const void* in, void* out, size_t count);
+// softmax along each column k < width of the rows j < rows (elements j * stride + k).
+using SoftmaxColumnsFn = void (*)(const void* in, void* out, size_t rows, size_t stride, size_t width);
+struct ReduceLoops {
+  SumRowFn (*sum_row)(SumMap map, DataType type);
+  SumColumnsFn (*sum_columns)(SumMap map, DataType type);
+  ExtremeRowFn (*extreme_row)(bool is_max, DataType type);
+  ExtremeColumnsFn (*extreme_columns)(bool is_max, DataType type);
+  SoftmaxRowFn (*softmax_row)(DataType type);
+  SoftmaxColumnsFn (*softmax_columns)(DataType type);
+};
+const ReduceLoops& reduce_loops_ref();
+const ReduceLoops& reduce_loops_avx2();    // x86-64 only
+const ReduceLoops& reduce_loops_avx512();  // x86-64 only
 
 }  // namespace webnn

@@ -1,15 +1,26 @@
-// Portable reference kernels for the reduction family. Floating-point sums and products
-// accumulate in double; integer ones wrap (two's complement).
+// The reduction family: the ref level's loops (reduce_impl.h), the pick of the active level, and
+// the kernels. Float reductions (but reduceProduct) and softmax run on the ReduceLoops; integer
+// reductions and float reduceProduct accumulate here (double for floats; integers wrap), as do
+// argMin/argMax and cumulativeSum.
+#define WEBNN_KERNEL_ISA isa_ref
+#define WEBNN_KERNEL_ISA_LEVEL 0
+#include "kernels/reduce_impl.h"
+
 #include <limits>
 
+#include "kernels/platform.h"
 #include "kernels/reduce.h"
 #include "runtime/thread_pool.h"
 
 namespace webnn {
 
+const ReduceLoops& reduce_loops_ref() { return isa_ref::kReduceLoops; }
+
 namespace {
 
 constexpr size_t kElementGrain = 1 << 15;
+// Output elements of one block reduced together (their accumulators live on the stack).
+constexpr size_t kColumnTile = 1024;
 
 // Integer arithmetic in the unsigned type of the same width (promoted at least to unsigned),
 // so overflow wraps instead of being undefined.
@@ -35,126 +46,203 @@ inline C abs_wrapping(C a) {
 template <class T>
 constexpr bool kIsFloat = std::is_floating_point_v<compute_t<T>>;
 
-// One reduction as a monoid: map each element, combine, finish. Floating-point inputs
-// accumulate in double; `shift` is logSumExp's per-output maximum.
+// The larger (smaller) of a and b; a NaN in either is the result.
+template <bool kMax, class C>
+inline C extreme_of(C a, C b) {
+  if constexpr (std::is_floating_point_v<C>)
+    if (b != b) return b;
+  return (kMax ? b > a : b < a) ? b : a;
+}
+
+// The reductions that accumulate here, as a monoid: map each element, combine. Floats
+// (reduceProduct only) accumulate in double.
 template <ReduceOp Op, class T>
-struct Reduction {
+struct ScalarReduction {
   using Acc = std::conditional_t<kIsFloat<T>, double, T>;
 
   static Acc identity() {
-    if constexpr (Op == ReduceOp::kMax) {
-      if constexpr (kIsFloat<T>) return -INFINITY;
-      else return std::numeric_limits<T>::lowest();
-    } else if constexpr (Op == ReduceOp::kMin) {
-      if constexpr (kIsFloat<T>) return INFINITY;
-      else return std::numeric_limits<T>::max();
-    } else if constexpr (Op == ReduceOp::kProduct) {
-      return Acc(1);
-    } else {
-      return Acc(0);
-    }
+    if constexpr (Op == ReduceOp::kMax) return std::numeric_limits<T>::lowest();
+    else if constexpr (Op == ReduceOp::kMin) return std::numeric_limits<T>::max();
+    else if constexpr (Op == ReduceOp::kProduct) return Acc(1);
+    else return Acc(0);
   }
-  static Acc map(compute_t<T> x, double shift) {
+  static Acc map(compute_t<T> x) {
     const Acc v = Acc(x);
     if constexpr (Op == ReduceOp::kL1) return abs_wrapping(v);
-    if constexpr (Op == ReduceOp::kL2 || Op == ReduceOp::kSumSquare) return mul_wrapping(v, v);
-    if constexpr (Op == ReduceOp::kLogSumExp) return Acc(std::exp(double(v) - shift));
+    if constexpr (Op == ReduceOp::kSumSquare) return mul_wrapping(v, v);
     return v;
   }
   static Acc combine(Acc a, Acc b) {
-    if constexpr (Op == ReduceOp::kMax || Op == ReduceOp::kMin) {
-      if constexpr (kIsFloat<T>)
-        if (a != a || b != b) return NAN;  // NaN propagates
-      return (Op == ReduceOp::kMax ? a > b : a < b) ? a : b;
-    }
+    if constexpr (Op == ReduceOp::kMax || Op == ReduceOp::kMin) return extreme_of<Op == ReduceOp::kMax>(a, b);
     if constexpr (Op == ReduceOp::kProduct) return mul_wrapping(a, b);
     return add_wrapping(a, b);
   }
-  static double finish(Acc a, size_t count, double shift) {
-    if constexpr (Op == ReduceOp::kL2) return std::sqrt(double(a));
-    if constexpr (Op == ReduceOp::kLogSum) return std::log(double(a));
-    if constexpr (Op == ReduceOp::kLogSumExp) return shift + std::log(double(a));
-    if constexpr (Op == ReduceOp::kMean) return double(a) / double(count);
-    return double(a);
-  }
 };
 
-// Accumulates positions [begin, end) of the reduced walk for output block g into acc[block].
-template <class R, class T>
-void accumulate(const ReductionLayout& layout, const T* input, size_t g, size_t begin, size_t end,
-                const double* shift, typename R::Acc* acc) {
+// Output elements [k0, k0 + width) of kept group g: one tile of reduction work.
+struct OutputTile {
+  size_t g, k0, width;
+};
+
+// Calls fn(p, length) for each run of the tile's reduced positions [begin, end): p points at the
+// run's first element in the tile's first column; the run's positions are
+// layout.reduced.strides.back() elements apart (1 when the layout's block is 1).
+template <class T, class Fn>
+void for_each_tile_run(const ReductionLayout& layout, const T* input, const OutputTile& tile, size_t begin,
+                       size_t end, Fn&& fn) {
   size_t base, unused;
-  layout.groups.offsets(g, &base, &unused);
-  const size_t block = layout.block, step = layout.reduced.strides.back();
-  layout.reduced.for_each_run(begin, end, [&](size_t offset, size_t, size_t length) {
-    const T* p = input + base + offset;
-    for (size_t j = 0; j < length; ++j, p += step)
-      for (size_t k = 0; k < block; ++k) acc[k] = R::combine(acc[k], R::map(load(p[k]), shift ? shift[k] : 0.0));
-  });
+  layout.groups.offsets(tile.g, &base, &unused);
+  layout.reduced.for_each_run(begin, end,
+                              [&](size_t offset, size_t, size_t length) { fn(input + base + offset + tile.k0, length); });
 }
 
-// Runs reduction R and calls sink(output index, accumulator) for every output element. Few
-// outputs over many elements split the reduced range into a fixed number of slices (so the
-// result does not depend on the thread count) combined in order.
-template <class R, class T, class Sink>
-void run_reduction(const ReductionLayout& layout, const T* input, const double* shift, ThreadPool* pool,
-                   Sink&& sink) {
-  using Acc = typename R::Acc;
-  const size_t groups = layout.groups.count(), block = layout.block, count = layout.reduced.count();
-  const size_t work = count * block;
-  if (groups >= 8 || work < 2 * kElementGrain) {
-    const size_t grain = std::max<size_t>(1, kElementGrain / std::max<size_t>(1, work));
-    pool->parallel_for(groups, grain, [&](size_t begin, size_t end) {
-      std::vector<Acc> acc(block);
-      for (size_t g = begin; g < end; ++g) {
-        std::fill(acc.begin(), acc.end(), R::identity());
-        accumulate<R>(layout, input, g, 0, count, shift ? shift + g * block : nullptr, acc.data());
-        for (size_t k = 0; k < block; ++k) sink(g * block + k, acc[k]);
+// Reduces every output tile of `layout`: accumulate(tile, begin, end, acc) adds the reduced
+// positions [begin, end) into acc[0, tile.width) (each starting at `identity`), then
+// sink(tile, acc) takes the result. Few tiles over many elements split the reduced range into a
+// fixed number of slices (so the result does not depend on the thread count), combined in order.
+template <class Acc, class Accumulate, class Combine, class Sink>
+void run_reduction(const ReductionLayout& layout, ThreadPool* pool, Acc identity, const Accumulate& accumulate,
+                   const Combine& combine, const Sink& sink) {
+  const size_t block = layout.block, count = layout.reduced.count();
+  const size_t tiles_per_group = (block + kColumnTile - 1) / kColumnTile;
+  const size_t tiles = layout.groups.count() * tiles_per_group;
+  const auto tile_at = [&](size_t t) {
+    if (tiles_per_group == 1) return OutputTile{t, 0, block};  // (no division)
+    const size_t k0 = t % tiles_per_group * kColumnTile;
+    return OutputTile{t / tiles_per_group, k0, std::min(kColumnTile, block - k0)};
+  };
+  const size_t width = std::min(block, kColumnTile), work = count * width;  // the widest tile, its elements
+  if (tiles >= 8 || work < 2 * kElementGrain) {
+    pool->parallel_for(tiles, std::max<size_t>(1, kElementGrain / work), [&](size_t begin, size_t end) {
+      Acc acc[kColumnTile];
+      for (size_t t = begin; t < end; ++t) {
+        const OutputTile tile = tile_at(t);
+        std::fill(acc, acc + tile.width, identity);
+        accumulate(tile, 0, count, acc);
+        sink(tile, acc);
       }
     });
     return;
   }
   const size_t slices = std::min<size_t>({64, count, work / kElementGrain});
-  std::vector<Acc> partial(slices * block);
-  for (size_t g = 0; g < groups; ++g) {
-    std::fill(partial.begin(), partial.end(), R::identity());
-    const double* group_shift = shift ? shift + g * block : nullptr;
+  std::vector<Acc> partial(slices * width);
+  for (size_t t = 0; t < tiles; ++t) {
+    const OutputTile tile = tile_at(t);
+    std::fill(partial.begin(), partial.end(), identity);
     pool->parallel_for(slices, 1, [&](size_t begin, size_t end) {
       for (size_t s = begin; s < end; ++s)
-        accumulate<R>(layout, input, g, count * s / slices, count * (s + 1) / slices, group_shift,
-                      &partial[s * block]);
+        accumulate(tile, count * s / slices, count * (s + 1) / slices, &partial[s * width]);
     });
-    for (size_t k = 0; k < block; ++k) {
-      Acc acc = partial[k];
-      for (size_t s = 1; s < slices; ++s) acc = R::combine(acc, partial[s * block + k]);
-      sink(g * block + k, acc);
-    }
+    for (size_t s = 1; s < slices; ++s)
+      for (size_t k = 0; k < tile.width; ++k) partial[k] = combine(partial[k], partial[s * width + k]);
+    sink(tile, partial.data());
   }
 }
 
 template <ReduceOp Op, class T>
-Kernel reduce_kernel(const ReductionLayout& layout) {
-  return [layout](const KernelArgs& args) {
-    using R = Reduction<Op, T>;
-    const T* input = static_cast<const T*>(args.inputs[0]);
-    T* output = static_cast<T*>(args.outputs[0]);
-    const size_t count = layout.reduced.count();
-    if constexpr (Op == ReduceOp::kLogSumExp) {
-      // Pass 1: the maximum per output (0 when it is not finite, where shifting cannot help).
-      std::vector<double> shift(layout.groups.count() * layout.block);
-      run_reduction<Reduction<ReduceOp::kMax, T>>(layout, input, nullptr, args.pool, [&](size_t i, double m) {
-        shift[i] = std::isfinite(m) ? m : 0.0;
-      });
-      run_reduction<R>(layout, input, shift.data(), args.pool, [&](size_t i, typename R::Acc acc) {
-        store_rounded(output + i, R::finish(acc, count, shift[i]));
-      });
-    } else {
-      run_reduction<R>(layout, input, nullptr, args.pool, [&](size_t i, typename R::Acc acc) {
-        if constexpr (kIsFloat<T>) store_rounded(output + i, R::finish(acc, count, 0.0));
-        else output[i] = acc;
-      });
-    }
+void reduce_scalar(const ReductionLayout& layout, const T* input, T* output, ThreadPool* pool) {
+  using R = ScalarReduction<Op, T>;
+  using Acc = typename R::Acc;
+  const size_t block = layout.block, step = layout.reduced.strides.back();
+  const auto accumulate = [&](const OutputTile& tile, size_t begin, size_t end, Acc* acc) {
+    for_each_tile_run(layout, input, tile, begin, end, [&](const T* p, size_t length) {
+      for (size_t j = 0; j < length; ++j, p += step)
+        for (size_t k = 0; k < tile.width; ++k) acc[k] = R::combine(acc[k], R::map(load(p[k])));
+    });
   };
+  run_reduction<Acc>(layout, pool, R::identity(), accumulate, R::combine, [&](const OutputTile& tile, const Acc* acc) {
+    T* out = output + tile.g * block + tile.k0;
+    for (size_t k = 0; k < tile.width; ++k) {
+      if constexpr (kIsFloat<T>) store_rounded(out + k, acc[k]);
+      else out[k] = acc[k];
+    }
+  });
+}
+
+// The maxima (minima) of the float outputs, handed to sink(tile, const float* acc).
+template <class T, class Sink>
+void reduce_extreme(bool is_max, DataType type, const ReductionLayout& layout, const T* input, ThreadPool* pool,
+                    const Sink& sink) {
+  const ExtremeRowFn row = kernel_table().reduce->extreme_row(is_max, type);
+  const ExtremeColumnsFn columns = kernel_table().reduce->extreme_columns(is_max, type);
+  const size_t step = layout.reduced.strides.back();
+  const auto combine = [is_max](float a, float b) { return is_max ? extreme_of<true>(a, b) : extreme_of<false>(a, b); };
+  const auto accumulate = [&](const OutputTile& tile, size_t begin, size_t end, float* acc) {
+    for_each_tile_run(layout, input, tile, begin, end, [&](const T* p, size_t length) {
+      if (layout.block == 1) acc[0] = combine(acc[0], row(p, length));
+      else columns(p, length, step, tile.width, acc);
+    });
+  };
+  run_reduction<float>(layout, pool, is_max ? -INFINITY : INFINITY, accumulate, combine, sink);
+}
+
+// The sums of map(x) of the float outputs (shift: one per output, or null), handed to
+// sink(tile, const double* acc).
+template <class T, class Sink>
+void reduce_sum(SumMap map, DataType type, const ReductionLayout& layout, const T* input, const double* shift,
+                ThreadPool* pool, const Sink& sink) {
+  const SumRowFn row = kernel_table().reduce->sum_row(map, type);
+  const SumColumnsFn columns = kernel_table().reduce->sum_columns(map, type);
+  const size_t step = layout.reduced.strides.back();
+  const auto accumulate = [&](const OutputTile& tile, size_t begin, size_t end, double* acc) {
+    const double* tile_shift = shift ? shift + tile.g * layout.block + tile.k0 : nullptr;
+    for_each_tile_run(layout, input, tile, begin, end, [&](const T* p, size_t length) {
+      if (layout.block == 1) acc[0] += row(p, length, tile_shift ? tile_shift[0] : 0.0);
+      else columns(p, length, step, tile.width, tile_shift, acc);
+    });
+  };
+  run_reduction<double>(layout, pool, 0.0, accumulate, std::plus<double>(), sink);
+}
+
+template <class T>
+void reduce_float(ReduceOp op, DataType type, const ReductionLayout& layout, const T* input, T* output,
+                  ThreadPool* pool) {
+  const size_t block = layout.block;
+  const double count = double(layout.reduced.count());
+  if (op == ReduceOp::kMax || op == ReduceOp::kMin) {
+    reduce_extreme(op == ReduceOp::kMax, type, layout, input, pool, [&](const OutputTile& tile, const float* acc) {
+      for (size_t k = 0; k < tile.width; ++k) store(output + tile.g * block + tile.k0 + k, acc[k]);
+    });
+    return;
+  }
+  std::vector<double> shift;  // logSumExp: the maximum per output (0 where not finite)
+  if (op == ReduceOp::kLogSumExp) {
+    shift.resize(layout.groups.count() * block);
+    reduce_extreme(true, type, layout, input, pool, [&](const OutputTile& tile, const float* acc) {
+      for (size_t k = 0; k < tile.width; ++k)
+        shift[tile.g * block + tile.k0 + k] = std::isfinite(acc[k]) ? acc[k] : 0.0;
+    });
+  }
+  const SumMap map = op == ReduceOp::kL1                                   ? SumMap::kAbs
+                     : op == ReduceOp::kL2 || op == ReduceOp::kSumSquare ? SumMap::kSquare
+                     : op == ReduceOp::kLogSumExp                         ? SumMap::kExp
+                                                                          : SumMap::kIdentity;
+  reduce_sum(map, type, layout, input, shift.empty() ? nullptr : shift.data(), pool,
+             [&](const OutputTile& tile, const double* acc) {
+               const size_t first = tile.g * block + tile.k0;
+               for (size_t k = 0; k < tile.width; ++k) {
+                 const double a = acc[k];
+                 double result = a;
+                 if (op == ReduceOp::kL2) result = std::sqrt(a);
+                 if (op == ReduceOp::kLogSum) result = std::log(a);
+                 if (op == ReduceOp::kLogSumExp) result = shift[first + k] + std::log(a);
+                 if (op == ReduceOp::kMean) result = a / count;
+                 store_rounded(output + first + k, result);
+               }
+             });
+}
+
+template <ReduceOp Op, class T>
+Kernel reduce_kernel(DataType type, const ReductionLayout& layout) {
+  if constexpr (kIsFloat<T> && Op != ReduceOp::kProduct) {
+    return [type, layout](const KernelArgs& args) {
+      reduce_float(Op, type, layout, static_cast<const T*>(args.inputs[0]), static_cast<T*>(args.outputs[0]), args.pool);
+    };
+  } else {
+    return [layout](const KernelArgs& args) {
+      reduce_scalar<Op>(layout, static_cast<const T*>(args.inputs[0]), static_cast<T*>(args.outputs[0]), args.pool);
+    };
+  }
 }
 
 // Data types each reduction accepts (the op's limits; other combinations are never built).
@@ -176,7 +264,7 @@ template <ReduceOp Op>
 Kernel reduce_for_type(DataType type, const ReductionLayout& layout) {
   return visit_type(type, [&](auto tag) -> Kernel {
     using T = decltype(tag);
-    if constexpr (reduce_supports<Op, T>()) return reduce_kernel<Op, T>(layout);
+    if constexpr (reduce_supports<Op, T>()) return reduce_kernel<Op, T>(type, layout);
     else throw_type_error(str_cat("reduction: unsupported data type ", data_type_name(type)));
   });
 }
@@ -229,24 +317,26 @@ Kernel arg_min_max_kernel(bool is_max, AxisSplit split) {
   };
 }
 
-template <class T>
-Kernel softmax_kernel(AxisSplit split) {
-  return [split](const KernelArgs& args) {
-    const T* input = static_cast<const T*>(args.inputs[0]);
-    T* output = static_cast<T*>(args.outputs[0]);
-    const size_t inner = split.inner, axis = split.axis;
+Kernel softmax_kernel(DataType type, AxisSplit split) {
+  if (split.inner == 1) {  // contiguous rows along the axis
+    const SoftmaxRowFn row = kernel_table().reduce->softmax_row(type);
+    const size_t size = data_type_size(type);
+    return [row, split, size](const KernelArgs& args) {
+      const char* input = static_cast<const char*>(args.inputs[0]);
+      char* output = static_cast<char*>(args.outputs[0]);
+      const size_t axis = split.axis;
+      args.pool->parallel_for(split.outer, std::max<size_t>(1, kElementGrain / axis), [&](size_t begin, size_t end) {
+        for (size_t o = begin; o < end; ++o) row(input + o * axis * size, output + o * axis * size, axis);
+      });
+    };
+  }
+  const SoftmaxColumnsFn columns = kernel_table().reduce->softmax_columns(type);
+  const size_t size = data_type_size(type);
+  return [columns, split, size](const KernelArgs& args) {
+    const char* input = static_cast<const char*>(args.inputs[0]);
+    char* output = static_cast<char*>(args.outputs[0]);
     for_each_axis_tile(split, args.pool, [&](size_t row, size_t count) {
-      const T* in = input + row;
-      T* out = output + row;
-      std::vector<float> max(count, -INFINITY);
-      std::vector<double> sum(count, 0.0);
-      for (size_t a = 0; a < axis; ++a)
-        for (size_t i = 0; i < count; ++i) max[i] = std::max(max[i], float(load(in[a * inner + i])));
-      for (size_t a = 0; a < axis; ++a)
-        for (size_t i = 0; i < count; ++i) sum[i] += std::exp(float(load(in[a * inner + i])) - max[i]);
-      for (size_t a = 0; a < axis; ++a)
-        for (size_t i = 0; i < count; ++i)
-          store_rounded(out + a * inner + i, std::exp(float(load(in[a * inner + i])) - max[i]) / sum[i]);
+      columns(input + row * size, output + row * size, split.axis, split.inner, count);
     });
   };
 }
@@ -349,10 +439,7 @@ Kernel make_arg_min_max_kernel(bool is_max, DataType input_type, DataType output
   });
 }
 
-Kernel make_softmax_kernel(DataType type, AxisSplit split) {
-  if (type == DataType::kFloat16) return softmax_kernel<float16>(split);
-  return softmax_kernel<float>(split);
-}
+Kernel make_softmax_kernel(DataType type, AxisSplit split) { return softmax_kernel(type, split); }
 
 Kernel make_cumulative_sum_kernel(DataType type, AxisSplit split, bool exclusive, bool reversed) {
   return visit_type(type, [&](auto tag) -> Kernel {
