@@ -1,88 +1,507 @@
-// The depthwise row loops; included inside an ISA namespace by conv_depthwise_{ref,avx2,avx512}.cc.
-// Inner loops are unit-stride and free of aliasing so they vectorize at every level.
+// The depthwise loops, included inside an ISA namespace by conv_depthwise_{ref,avx2,avx512}.cc after
+// the vector traits they use. A traits class V provides: the vector type T and its kLanes floats;
+// Mask and first(n) (the first n lanes); zero, splat, load and store (plain and masked: masked-off
+// lanes are neither read nor written and load as 0); fma(a, b, c) = a * b + c; clamp(v, lo, hi),
+// which keeps NaN; shift_up(v, shift_by(n)): lanes moved up by n <= kLanes, zeros below;
+// deinterleave(a, b, even, odd): the even and odd elements of the 2 * kLanes run a, b; (for
+// kLanes > 1) shift_down<n>(a, b), 0 < n < kLanes: lanes n .. n + kLanes - 1 of that run;
+// kRegisters, the vector register count; and with kPermute2: Index, load_index(int32_t[kLanes]),
+// mask_bits(bits) and permute2(a, index, b, mask): lane j = run[index[j]] where mask, else 0.
 
 namespace {
 
-inline float clamp_keep_nan(float v, float lo, float hi) {
-  v = v < lo ? lo : v;  // comparisons with NaN are false: NaN passes through
-  return v > hi ? hi : v;
+constexpr size_t kMaxTileRows = 8;    // NCHW tile: output rows x one vector of columns
+constexpr size_t kMaxTilePixels = 8;  // NHWC tile: output pixels x one vector of channels
+
+// Calls fn(std::integral_constant<size_t, n>()) for 1 <= n <= kMax.
+template <size_t kMax, class Fn>
+inline void with_count(size_t n, const Fn& fn) {
+  if constexpr (kMax > 1) {
+    if (n < kMax) return with_count<kMax - 1>(n, fn);
+  }
+  fn(std::integral_constant<size_t, kMax>());
 }
 
-// NCHW: each output row accumulates shifted input row segments, one per filter tap.
-void depthwise_nchw(const Conv2dParams& p, const float* weights, const float* bias, const float* in, float* out,
-                    size_t begin, size_t end, float* __restrict acc) {
-  const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w;
-  const size_t KH = p.kernel_h, KW = p.kernel_w, sw = p.stride_w;
-  const float lo = p.activation_min, hi = p.activation_max;  // locals: stores to out cannot alias them
-  for (size_t nc = begin; nc < end; ++nc) {
-    const size_t c = nc % C;
-    const float* plane = in + nc * H * W;
-    float* dst_plane = out + nc * OH * OW;
-    const float b = bias ? bias[c] : 0.0f;
-    for (size_t oy = 0; oy < OH; ++oy) {
-      for (size_t ox = 0; ox < OW; ++ox) acc[ox] = b;
-      for (size_t kh = 0; kh < KH; ++kh) {
-        const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
-        if (y < 0 || y >= (long long)H) continue;
-        const float* src_row = plane + size_t(y) * W;
-        for (size_t kw = 0; kw < KW; ++kw) {
-          const float w = weights[(kh * KW + kw) * C + c];
-          // Output columns whose input column ox*sw + shift lies in [0, W).
-          const long long shift = (long long)(kw * p.dilation_w) - (long long)p.pad_left;
-          const long long first = shift >= 0 ? 0 : (-shift + (long long)sw - 1) / (long long)sw;
-          long long last = ((long long)W - 1 - shift) < 0 ? -1 : ((long long)W - 1 - shift) / (long long)sw;
-          if (last > (long long)OW - 1) last = (long long)OW - 1;
-          if (first > last) continue;
-          const float* __restrict src = src_row + first * (long long)sw + shift;
-          float* __restrict a = acc + first;
-          const size_t n = size_t(last - first + 1);
-          if (sw == 1) {
-            for (size_t i = 0; i < n; ++i) a[i] += w * src[i];
-          } else {
-            for (size_t i = 0; i < n; ++i) a[i] += w * src[i * sw];
-          }
-        }
+// The filter taps t < k with base + t * dilation inside [0, extent): [first, end).
+inline void valid_taps(ptrdiff_t base, size_t dilation, size_t k, size_t extent, size_t& first, size_t& end) {
+  const ptrdiff_t d = ptrdiff_t(dilation), last = ptrdiff_t(extent) - 1 - base;
+  first = base >= 0 ? 0 : size_t((-base + d - 1) / d);
+  end = last < 0 ? 0 : std::min(k, size_t(last / d) + 1);
+  if (first > end) first = end;
+}
+
+// ---------------------------------------------------------------- NCHW
+
+// Loads lanes i = row[x0 + i], 0 outside [0, width), from any row: one masked load and one lane
+// shift, set up once for a column.
+template <class V>
+struct PaddedLoad {
+  ptrdiff_t offset;
+  typename V::Mask mask;
+  typename V::Shift shift;
+
+  PaddedLoad() = default;
+  PaddedLoad(ptrdiff_t x0, size_t width) {
+    const ptrdiff_t lanes = ptrdiff_t(V::kLanes), w = ptrdiff_t(width);
+    const ptrdiff_t lo = x0 < 0 ? std::min(-x0, lanes) : 0, hi = std::max(lo, std::min(lanes, w - x0));
+    offset = hi > lo ? x0 + lo : 0;
+    mask = V::first(size_t(hi - lo));
+    shift = V::shift_by(size_t(lo));
+  }
+  typename V::T operator()(const float* row) const { return V::shift_up(V::load(row + offset, mask), shift); }
+};
+
+// Lanes i of row[x0 + i], 0 outside [0, width).
+template <class V>
+inline typename V::T load_padded(const float* row, ptrdiff_t x0, size_t width) {
+  if (x0 >= 0 && x0 + ptrdiff_t(V::kLanes) <= ptrdiff_t(width)) return V::load(row + x0);
+  return PaddedLoad<V>(x0, width)(row);
+}
+
+// One scratch row from input row `src` (null: a padding row): stride_w phase rows of phase_len
+// floats, phase r holding padded columns stride_w * j + r.
+template <class V>
+void fill_scratch_row(const DepthwisePlan& g, const float* src, float* __restrict dst) {
+  const size_t L = V::kLanes, len = g.phase_len, s = g.stride_w;
+  const ptrdiff_t pad = ptrdiff_t(g.pad_left);
+  if (!src) {
+    for (size_t j = 0; j < s * len; j += L) V::store(dst + j, V::zero());
+  } else if (s == 1) {
+    for (size_t j = 0; j < len; j += L) V::store(dst + j, load_padded<V>(src, ptrdiff_t(j) - pad, g.in_w));
+  } else if (s == 2) {
+    for (size_t j = 0; j < len; j += L) {
+      typename V::T even, odd;
+      V::deinterleave(load_padded<V>(src, ptrdiff_t(2 * j) - pad, g.in_w),
+                      load_padded<V>(src, ptrdiff_t(2 * j + L) - pad, g.in_w), even, odd);
+      V::store(dst + j, even);
+      V::store(dst + len + j, odd);
+    }
+  } else {
+    for (size_t r = 0; r < s; ++r)
+      for (size_t j = 0; j < len; ++j) {
+        const ptrdiff_t x = ptrdiff_t(s * j + r) - pad;
+        dst[r * len + j] = x >= 0 && x < ptrdiff_t(g.in_w) ? src[x] : 0.0f;
       }
-      float* __restrict dst = dst_plane + oy * OW;
-      for (size_t ox = 0; ox < OW; ++ox) dst[ox] = clamp_keep_nan(acc[ox], lo, hi);
+  }
+}
+
+// Stores kRows output rows of a tile, clamped; columns < kLanes: a masked store.
+template <class V, size_t kRows>
+inline void store_nchw_rows(const typename V::T* acc, typename V::T lo, typename V::T hi, float* dst, size_t dst_step,
+                            size_t columns) {
+  if (columns >= V::kLanes) {
+#pragma GCC unroll 8
+    for (size_t r = 0; r < kRows; ++r) V::store(dst + r * dst_step, V::clamp(acc[r], lo, hi));
+  } else {
+    const typename V::Mask mask = V::first(columns);
+#pragma GCC unroll 8
+    for (size_t r = 0; r < kRows; ++r) V::store(dst + r * dst_step, V::clamp(acc[r], lo, hi), mask);
+  }
+}
+
+// kRows output rows x one vector of columns, any filter: src is the tile's first row in scratch,
+// columns the valid output columns.
+template <class V, size_t kRows>
+inline void f32_dwconv_nchw_scratch_tile(const float* src, size_t row_step, const size_t* tap_offsets, size_t taps,
+                                 const float* w, typename V::T bias, typename V::T lo, typename V::T hi,
+                                 float* dst, size_t dst_step, size_t columns) {
+  using T = typename V::T;
+  const float* rows[kRows];
+  T acc[kRows];
+#pragma GCC unroll 8
+  for (size_t r = 0; r < kRows; ++r) {
+    rows[r] = src + r * row_step;
+    acc[r] = bias;
+  }
+  for (size_t t = 0; t < taps; ++t) {
+    const T wt = V::splat(w[t]);
+    const size_t offset = tap_offsets[t];
+#pragma GCC unroll 8
+    for (size_t r = 0; r < kRows; ++r) acc[r] = V::fma(V::load(rows[r] + offset), wt, acc[r]);
+  }
+  store_nchw_rows<V, kRows>(acc, lo, hi, dst, dst_step, columns);
+}
+
+// Output rows [oy0, oy1) of one plane, any filter, through a scratch band.
+template <class V>
+void f32_dwconv_nchw_scratch_band(const DepthwisePlan& g, const float* w, float bias, const float* plane, float* out_plane,
+                          size_t oy0, size_t oy1, float* scratch) {
+  const size_t pitch = g.row_pitch(), rows = (oy1 - oy0 - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
+  for (size_t i = 0; i < rows; ++i) {
+    const ptrdiff_t y = ptrdiff_t(oy0 * g.stride_h + i) - ptrdiff_t(g.pad_top);
+    fill_scratch_row<V>(g, y >= 0 && y < ptrdiff_t(g.in_h) ? plane + size_t(y) * g.in_w : nullptr, scratch + i * pitch);
+  }
+  const typename V::T b = V::splat(bias), lo = V::splat(g.activation_min), hi = V::splat(g.activation_max);
+  const size_t taps = g.kernel_h * g.kernel_w, row_step = g.stride_h * pitch, OW = g.out_w;
+  for (size_t oy = oy0; oy < oy1; oy += kMaxTileRows) {
+    with_count<kMaxTileRows>(std::min(kMaxTileRows, oy1 - oy), [&](auto tile_rows) {
+      const float* src = scratch + (oy - oy0) * row_step;
+      float* dst = out_plane + oy * OW;
+      for (size_t ox = 0; ox < OW; ox += V::kLanes)
+        f32_dwconv_nchw_scratch_tile<V, tile_rows()>(src + ox, row_step, g.tap_offsets, taps, w, b, lo, hi, dst + ox, OW,
+                                             OW - ox);
+    });
+  }
+}
+
+// Calls fn(c, input plane, output plane, oy0, oy1) for NCHW work items [begin, end): output rows
+// [oy0, oy1) of the plane of channel c.
+template <class Fn>
+inline void for_each_band(const DepthwisePlan& g, const float* in, float* out, size_t begin, size_t end, const Fn& fn) {
+  size_t plane = begin / g.bands, band = begin % g.bands, c = plane % g.channels;  // advanced without divisions
+  for (size_t item = begin; item < end; ++item) {
+    const size_t oy0 = band * g.band_rows;
+    fn(c, in + plane * g.in_h * g.in_w, out + plane * g.out_h * g.out_w, oy0, std::min(g.out_h, oy0 + g.band_rows));
+    if (++band == g.bands) {
+      band = 0;
+      ++plane;
+      if (++c == g.channels) c = 0;
     }
   }
 }
 
-// NHWC: each output pixel accumulates the channel vectors of its taps.
-void depthwise_nhwc(const Conv2dParams& p, const float* weights, const float* bias, const float* in, float* out,
-                    size_t begin, size_t end, float* __restrict acc) {
-  const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w;
-  const size_t KH = p.kernel_h, KW = p.kernel_w;
-  const float lo = p.activation_min, hi = p.activation_max;
-  for (size_t r = begin; r < end; ++r) {
-    const size_t n = r / OH, oy = r % OH;
-    for (size_t ox = 0; ox < OW; ++ox) {
-      if (bias) {
-        for (size_t c = 0; c < C; ++c) acc[c] = bias[c];
-      } else {
-        for (size_t c = 0; c < C; ++c) acc[c] = 0.0f;
-      }
-      for (size_t kh = 0; kh < KH; ++kh) {
-        const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
-        if (y < 0 || y >= (long long)H) continue;
-        for (size_t kw = 0; kw < KW; ++kw) {
-          const long long x = (long long)(ox * p.stride_w + kw * p.dilation_w) - (long long)p.pad_left;
-          if (x < 0 || x >= (long long)W) continue;
-          const float* __restrict src = in + ((n * H + size_t(y)) * W + size_t(x)) * C;
-          const float* __restrict w = weights + (kh * KW + kw) * C;
-          for (size_t c = 0; c < C; ++c) acc[c] += src[c] * w[c];
-        }
-      }
-      float* __restrict dst = out + ((n * OH + oy) * OW + ox) * C;
-      for (size_t c = 0; c < C; ++c) dst[c] = clamp_keep_nan(acc[c], lo, hi);
+// ---------------------------------------------------------------- NCHW, 3x3 and 5x5 filters
+
+// Calls fn(std::integral_constant<size_t, i>()) for i = 0 .. kCount - 1, unrolled.
+template <class Fn, size_t... kI>
+__attribute__((always_inline)) inline void static_for_each(const Fn& fn, std::index_sequence<kI...>) {
+  (fn(std::integral_constant<size_t, kI>()), ...);
+}
+template <size_t kCount, class Fn>
+__attribute__((always_inline)) inline void static_for(const Fn& fn) {
+  static_for_each(fn, std::make_index_sequence<kCount>());
+}
+
+// Input vectors an output column vector reads from one row, from its first tap's column on: two
+// for stride 1, three for stride 2 (fewer for narrow filters).
+template <size_t kKW, size_t kSW>
+constexpr size_t kRowVectors = kSW == 1 ? (kKW > 1 ? 2 : 1) : (kKW > 2 ? 3 : 2);
+
+// The kKW filter-column taps of one input row for an output column vector: lane j of tap kw is
+// input column x0 + j * kSW + kw, built from the row's vectors load(m) (columns x0 + m * kLanes
+// on) by in-register shifts (stride 2: after splitting even and odd columns). Whole-vector loads
+// and shifts beat loads at every tap offset, which straddle cache lines.
+template <class V, size_t kKW, size_t kSW, class Load>
+__attribute__((always_inline)) inline void load_taps(const Load& load, typename V::T (&tap)[kKW]) {
+  using T = typename V::T;
+  if constexpr (kSW == 1) {
+    static_assert(kKW <= V::kLanes, "taps span at most two vectors");
+    const T a = load(0);
+    const T b = kKW > 1 ? load(1) : a;
+    static_for<kKW>([&](auto kw) __attribute__((always_inline)) {
+      if constexpr (kw == 0) tap[kw] = a;
+      else tap[kw] = V::template shift_down<kw>(a, b);
+    });
+  } else {
+    static_assert(kSW == 2 && (kKW - 1) / 2 <= V::kLanes / 2, "taps span at most three vectors");
+    T even, odd, even_next = V::zero(), odd_next = V::zero();
+    V::deinterleave(load(0), load(1), even, odd);
+    if constexpr (kKW > 2) {
+      const T c = load(2);
+      if constexpr (kKW > 3) V::deinterleave(c, c, even_next, odd_next);
+      else even_next = c;  // only its lane 0 (column x0 + 2 kLanes) is used
     }
+    static_for<kKW>([&](auto kw) __attribute__((always_inline)) {
+      constexpr size_t shift = kw / 2;
+      const T& head = kw % 2 ? odd : even;
+      const T& tail = kw % 2 ? odd_next : even_next;
+      if constexpr (shift == 0) tap[kw] = head;
+      else tap[kw] = V::template shift_down<shift>(head, tail);
+    });
+  }
+}
+
+// Tap sources of the tile below: taps(row, c, tap) gives the kKW taps of input row `row` for the
+// tile's column vector c.
+
+// Every column inside the rows; x0: the first tap's column.
+template <class V, size_t kKW, size_t kSW>
+struct InsideTaps {
+  ptrdiff_t x0;
+  __attribute__((always_inline)) void operator()(const float* row, size_t c, typename V::T (&tap)[kKW]) const {
+    load_taps<V, kKW, kSW>([&](size_t m) __attribute__((always_inline)) { return V::load(row + x0 + ptrdiff_t((c * kSW + m) * V::kLanes)); }, tap);
+  }
+};
+
+// kCols column vectors reaching past either end of the rows, for x0 > -kLanes: the row vectors
+// are masked to the row, the first shifted into place when it starts left of the row.
+template <class V, size_t kKW, size_t kSW, size_t kCols>
+struct EdgeTaps {
+  static constexpr size_t kVectors = (kCols - 1) * kSW + kRowVectors<kKW, kSW>;
+  typename V::Mask mask[kVectors];
+  ptrdiff_t offset[kVectors];
+  typename V::Shift shift;
+
+  EdgeTaps(ptrdiff_t x0, size_t width) {
+    const ptrdiff_t lanes = ptrdiff_t(V::kLanes), lead = x0 < 0 ? -x0 : 0;
+    for (size_t m = 0; m < kVectors; ++m) {
+      const ptrdiff_t start = x0 + ptrdiff_t(m) * lanes, lo = m == 0 ? lead : 0;
+      const ptrdiff_t hi = std::max(lo, std::min(lanes, ptrdiff_t(width) - start));
+      mask[m] = V::first(size_t(hi - lo));
+      offset[m] = hi > lo ? start + lo : 0;
+    }
+    shift = V::shift_by(size_t(lead));
+  }
+  __attribute__((always_inline)) void operator()(const float* row, size_t c, typename V::T (&tap)[kKW]) const {
+    load_taps<V, kKW, kSW>(
+        [&](size_t m) __attribute__((always_inline)) {
+          const size_t vector = c * kSW + m;
+          const typename V::T v = V::load(row + offset[vector], mask[vector]);
+          return vector == 0 ? V::shift_up(v, shift) : v;
+        },
+        tap);
+  }
+};
+
+// Planes whose output rows fit one vector and input rows two (traits with a two-source permute):
+// each input row is loaded whole and each tap picked from it by one permute, whose lane indices
+// and zero mask (the padding) are fixed for the plan. Any stride, dilation and padding.
+template <class V, size_t kKW>
+struct NarrowTaps {
+  typename V::Index index[kKW];
+  typename V::Mask valid[kKW];
+  typename V::Mask low, high;  // the row's columns in its first and second vector
+  size_t high_offset;
+
+  static bool fits(const DepthwisePlan& g) { return g.out_w <= V::kLanes && g.in_w <= 2 * V::kLanes; }
+  explicit NarrowTaps(const DepthwisePlan& g) {
+    const ptrdiff_t W = ptrdiff_t(g.in_w);
+    for (size_t kw = 0; kw < kKW; ++kw) {
+      int32_t lanes[V::kLanes];
+      uint32_t bits = 0;
+      for (size_t j = 0; j < V::kLanes; ++j) {
+        const ptrdiff_t x = ptrdiff_t(j * g.stride_w + kw * g.dilation_w) - ptrdiff_t(g.pad_left);
+        const bool inside = j < g.out_w && x >= 0 && x < W;
+        lanes[j] = inside ? int32_t(x) : 0;
+        bits |= uint32_t(inside) << j;
+      }
+      index[kw] = V::load_index(lanes);
+      valid[kw] = V::mask_bits(bits);
+    }
+    low = V::first(std::min(g.in_w, V::kLanes));
+    high = V::first(g.in_w > V::kLanes ? g.in_w - V::kLanes : 0);
+    high_offset = g.in_w > V::kLanes ? V::kLanes : 0;
+  }
+  __attribute__((always_inline)) void operator()(const float* row, size_t, typename V::T (&tap)[kKW]) const {
+    const typename V::T a = V::load(row, low), b = V::load(row + high_offset, high);
+    static_for<kKW>([&](auto kw) __attribute__((always_inline)) { tap[kw] = V::permute2(a, index[kw], b, valid[kw]); });
+  }
+};
+
+// kRows output rows x kCols vectors of columns for a kKH x kKW filter, vertical stride kSH, no
+// vertical dilation: each input row's taps are loaded once and feed every output row they reach;
+// rows outside the input (padding) are skipped. y0: the input row of the tile's first tap;
+// columns: valid output columns.
+template <class V> __attribute__((always_inline)) inline typename V::T weight_vector(const float* w, size_t t) { return V::splat(w[t]); }
+template <class V> __attribute__((always_inline)) inline typename V::T weight_vector(const typename V::T* w, size_t t) { return w[t]; }
+template <class V, size_t kRows, size_t kCols, size_t kKH, size_t kKW, size_t kSH, class Taps, class Wt = float>
+__attribute__((always_inline)) inline void f32_dwconv_nchw_tile(const float* plane, size_t height, size_t width,
+                                                                ptrdiff_t y0, const Taps& taps, const Wt* w,
+                                                                typename V::T bias, typename V::T lo,
+                                                                typename V::T hi, float* dst, size_t dst_step,
+                                                                size_t columns) {
+  using T = typename V::T;
+  T acc[kCols][kRows];
+  static_for<kCols>([&](auto c) __attribute__((always_inline)) {
+    static_for<kRows>([&](auto r) __attribute__((always_inline)) { acc[c][r] = bias; });
+  });
+  static_for<(kRows - 1) * kSH + kKH>([&](auto i) __attribute__((always_inline)) {
+    const ptrdiff_t y = y0 + ptrdiff_t(i());
+    if (y < 0 || y >= ptrdiff_t(height)) return;
+    static_for<kCols>([&](auto c) __attribute__((always_inline)) {
+      T tap[kKW];
+      taps(plane + size_t(y) * width, c, tap);
+      static_for<kKW>([&](auto kw) __attribute__((always_inline)) {
+        static_for<kKH>([&](auto kh) __attribute__((always_inline)) {
+          constexpr size_t r = (i - kh) / kSH;
+          if constexpr (i >= kh && (i - kh) % kSH == 0 && r < kRows)
+            acc[c][r] = V::fma(tap[kw], weight_vector<V>(w, kh * kKW + kw), acc[c][r]);
+        });
+      });
+    });
+  });
+  static_for<kCols>([&](auto c) __attribute__((always_inline)) {
+    store_nchw_rows<V, kRows>(acc[c], lo, hi, dst + c * V::kLanes, dst_step, columns - c * V::kLanes);
+  });
+}
+
+// The tile as a call of its own: measured faster at stride 2, where GCC schedules it worse when
+// inlined into the row loop (stride 1 is the other way round).
+template <class V, size_t kRows, size_t kCols, size_t kKH, size_t kKW, size_t kSH, class Taps, class Wt>
+__attribute__((noinline)) void f32_dwconv_nchw_tile_call(const float* plane, size_t height, size_t width, ptrdiff_t y0,
+                                                         const Taps& taps, const Wt* w, typename V::T bias,
+                                                         typename V::T lo, typename V::T hi, float* dst,
+                                                         size_t dst_step, size_t columns) {
+  f32_dwconv_nchw_tile<V, kRows, kCols, kKH, kKW, kSH>(plane, height, width, y0, taps, w, bias, lo, hi, dst, dst_step,
+                                                       columns);
+}
+
+// Output rows [oy, oy + kRows) of a plane, kK x kK filter, strides kS x kS, no dilation, pad_left <
+// kLanes, straight from the input: tiles of two column vectors (more independent sums) where they
+// fit, at stride 1 only inside the rows (there the edge loads crowd the registers), else one.
+template <class V, size_t kRows, size_t kK, size_t kS>
+void f32_dwconv_nchw_tile_row(const DepthwisePlan& g, const float* plane, float* out_plane, size_t oy, const typename V::T* w,
+                              typename V::T bias, typename V::T lo, typename V::T hi) {
+  constexpr size_t L = V::kLanes, vectors = kRowVectors<kK, kS>;  // each further column vector adds kS
+  const size_t OW = g.out_w, H = g.in_h, W = g.in_w;
+  const ptrdiff_t y0 = ptrdiff_t(oy * kS) - ptrdiff_t(g.pad_top);
+  for (size_t ox = 0; ox < OW;) {
+    const ptrdiff_t x0 = ptrdiff_t(ox * kS) - ptrdiff_t(g.pad_left);
+    float* dst = out_plane + oy * OW + ox;
+    const auto tile = [&](auto cols, const auto& taps) __attribute__((always_inline)) {
+      if constexpr (kS == 1)
+        f32_dwconv_nchw_tile<V, kRows, cols(), kK, kK, kS>(plane, H, W, y0, taps, w, bias, lo, hi, dst, OW, OW - ox);
+      else
+        f32_dwconv_nchw_tile_call<V, kRows, cols(), kK, kK, kS>(plane, H, W, y0, taps, w, bias, lo, hi, dst, OW, OW - ox);
+      ox += cols * L;
+    };
+    const std::integral_constant<size_t, 1> one;
+    const std::integral_constant<size_t, 2> two;
+    const bool pair = V::kRegisters >= 32 && ox + L < OW;
+    const bool inside = x0 >= 0 && size_t(x0) + vectors * L <= W;
+    if (pair && x0 >= 0 && size_t(x0) + (kS + vectors) * L <= W) tile(two, InsideTaps<V, kK, kS>{x0});
+    else if (pair && kS == 2) tile(two, EdgeTaps<V, kK, kS, 2>(x0, W));
+    else if (inside) tile(one, InsideTaps<V, kK, kS>{x0});
+    else tile(one, EdgeTaps<V, kK, kS, 1>(x0, W));
+  }
+}
+
+// A kK x kK filter with strides kS x kS, no dilation, pad_left < kLanes, straight from the input.
+template <class V, size_t kK, size_t kS>
+void f32_dwconv_nchw_fixed(const DepthwisePlan& g, const float* weights, const float* bias, const float* in,
+                           float* out, size_t begin, size_t end) {
+  const typename V::T lo = V::splat(g.activation_min), hi = V::splat(g.activation_max);
+  const size_t OW = g.out_w, H = g.in_h, W = g.in_w;
+  // Runs fn(oy, rows) over the row tiles of [oy0, oy1), rows a std::integral_constant.
+  const auto row_tiles = [](size_t oy0, size_t oy1, const auto& fn) {
+    for (size_t oy = oy0; oy < oy1; oy += kMaxTileRows)
+      with_count<kMaxTileRows>(std::min(kMaxTileRows, oy1 - oy), [&](auto rows) { fn(oy, rows); });
+  };
+  if constexpr (V::kPermute2) {
+    if (NarrowTaps<V, kK>::fits(g)) {
+      const NarrowTaps<V, kK> taps(g);
+      return for_each_band(g, in, out, begin, end, [&](size_t c, const float* plane, float* out_plane, size_t oy0,
+                                                        size_t oy1) {
+        const float* w = weights + c * kK * kK;
+        const typename V::T b = V::splat(bias[c]);
+        row_tiles(oy0, oy1, [&](size_t oy, auto rows) {
+          f32_dwconv_nchw_tile<V, rows(), 1, kK, kK, kS>(plane, H, W, ptrdiff_t(oy * kS) - ptrdiff_t(g.pad_top), taps,
+                                                        w, b, lo, hi, out_plane + oy * OW, OW, OW);
+        });
+      });
+    }
+  }
+  for_each_band(g, in, out, begin, end, [&](size_t c, const float* plane, float* out_plane, size_t oy0, size_t oy1) {
+    typename V::T w[kK * kK];
+    for (size_t t = 0; t < kK * kK; ++t) w[t] = V::splat(weights[c * kK * kK + t]);
+    const typename V::T b = V::splat(bias[c]);
+    row_tiles(oy0, oy1, [&](size_t oy, auto rows) {
+      f32_dwconv_nchw_tile_row<V, rows(), kK, kS>(g, plane, out_plane, oy, w, b, lo, hi);
+    });
+  });
+}
+
+template <class V>
+void f32_dwconv_nchw(const DepthwisePlan& g, const float* weights, const float* bias, const float* in, float* out,
+                     size_t begin, size_t end, float* scratch) {
+  if constexpr (V::kLanes >= 8) {
+    const size_t k = g.kernel_h, s = g.stride_h;
+    if (g.dilation_h == 1 && g.dilation_w == 1 && k == g.kernel_w && s == g.stride_w && g.pad_left < V::kLanes) {
+      if (k == 3 && s == 1) return f32_dwconv_nchw_fixed<V, 3, 1>(g, weights, bias, in, out, begin, end);
+      if (k == 3 && s == 2) return f32_dwconv_nchw_fixed<V, 3, 2>(g, weights, bias, in, out, begin, end);
+      if (k == 5 && s == 1) return f32_dwconv_nchw_fixed<V, 5, 1>(g, weights, bias, in, out, begin, end);
+      if (k == 5 && s == 2) return f32_dwconv_nchw_fixed<V, 5, 2>(g, weights, bias, in, out, begin, end);
+    }
+  }
+  const size_t taps = g.kernel_h * g.kernel_w;
+  for_each_band(g, in, out, begin, end, [&](size_t c, const float* plane, float* out_plane, size_t oy0, size_t oy1) {
+    f32_dwconv_nchw_scratch_band<V>(g, weights + c * taps, bias[c], plane, out_plane, oy0, oy1, scratch);
+  });
+}
+
+// ---------------------------------------------------------------- NHWC
+
+// kPixels output pixels x one vector of channels over the filter window [kh_count x kw_count],
+// all inside the input. src: the window's first input element for the first pixel; w: its first
+// weight. kMasked: a partial channel vector (`mask`).
+template <class V, size_t kPixels, bool kMasked>
+inline void f32_dwconv_nhwc_tile(const float* src, size_t pixel_step, size_t kh_count, size_t row_step,
+                                 size_t kw_count, size_t col_step, const float* w, size_t w_row_step,
+                                 size_t w_col_step, typename V::T bias, typename V::T lo, typename V::T hi,
+                                 float* dst, size_t dst_step, typename V::Mask mask) {
+  using T = typename V::T;
+  T acc[kPixels];
+#pragma GCC unroll 8
+  for (size_t i = 0; i < kPixels; ++i) acc[i] = bias;
+  for (size_t kh = 0; kh < kh_count; ++kh) {
+    for (size_t kw = 0; kw < kw_count; ++kw) {
+      const T wt = V::load(w + kh * w_row_step + kw * w_col_step);
+      const float* s = src + kh * row_step + kw * col_step;
+#pragma GCC unroll 8
+      for (size_t i = 0; i < kPixels; ++i) {
+        const T x = kMasked ? V::load(s + i * pixel_step, mask) : V::load(s + i * pixel_step);
+        acc[i] = V::fma(x, wt, acc[i]);
+      }
+    }
+  }
+#pragma GCC unroll 8
+  for (size_t i = 0; i < kPixels; ++i) {
+    if constexpr (kMasked) V::store(dst + i * dst_step, V::clamp(acc[i], lo, hi), mask);
+    else V::store(dst + i * dst_step, V::clamp(acc[i], lo, hi));
+  }
+}
+
+// Output row oy of image n, channels [c0, c1).
+template <class V, bool kMasked>
+void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const float* bias, const float* image,
+                         float* dst_row, size_t oy, size_t c0, size_t c1) {
+  const size_t C = g.channels, W = g.in_w, OW = g.out_w, KW = g.kernel_w, sw = g.stride_w, dw = g.dilation_w;
+  const size_t pixel_step = sw * C, col_step = dw * C, row_step = g.dilation_h * W * C, w_col_step = g.channel_stride;
+  const size_t w_row_step = KW * w_col_step;
+  size_t kh0, kh1;
+  valid_taps(ptrdiff_t(oy * g.stride_h) - ptrdiff_t(g.pad_top), g.dilation_h, g.kernel_h, g.in_h, kh0, kh1);
+  const float* rows = image + (kh1 > kh0 ? (oy * g.stride_h + kh0 * g.dilation_h - g.pad_top) * W * C : 0);
+  // Interior output columns [ox_lo, ox_hi) have every filter column inside the input.
+  const size_t ox_lo = std::min(OW, (g.pad_left + sw - 1) / sw);
+  const ptrdiff_t last = ptrdiff_t(W - 1 + g.pad_left) - ptrdiff_t((KW - 1) * dw);
+  const size_t ox_hi = std::max(ox_lo, last < 0 ? 0 : std::min(OW, size_t(last) / sw + 1));
+  const typename V::T lo = V::splat(g.activation_min), hi = V::splat(g.activation_max);
+  for (size_t c = c0; c < c1; c += V::kLanes) {
+    const typename V::Mask mask = V::first(c1 - c);
+    const typename V::T b = V::load(bias + c);
+    const float* w = weights + kh0 * w_row_step + c;
+    for (size_t ox = 0; ox < OW; ++ox) {  // edge pixels, one at a time with their clipped window
+      if (ox == ox_lo) ox = ox_hi;
+      if (ox == OW) break;
+      size_t kw0, kw1;
+      valid_taps(ptrdiff_t(ox * sw) - ptrdiff_t(g.pad_left), dw, KW, W, kw0, kw1);
+      const float* src = rows + (kw1 > kw0 ? (ox * sw + kw0 * dw - g.pad_left) * C : 0) + c;
+      f32_dwconv_nhwc_tile<V, 1, kMasked>(src, pixel_step, kh1 - kh0, row_step, kw1 - kw0, col_step, w + kw0 * w_col_step,
+                                          w_row_step, w_col_step, b, lo, hi, dst_row + ox * C + c, C, mask);
+    }
+    for (size_t ox = ox_lo; ox < ox_hi; ox += kMaxTilePixels) {
+      with_count<kMaxTilePixels>(std::min(kMaxTilePixels, ox_hi - ox), [&](auto pixels) {
+        const float* src = rows + (ox * sw - g.pad_left) * C + c;
+        f32_dwconv_nhwc_tile<V, pixels(), kMasked>(src, pixel_step, kh1 - kh0, row_step, KW, col_step, w, w_row_step,
+                                                   w_col_step, b, lo, hi, dst_row + ox * C + c, C, mask);
+      });
+    }
+  }
+}
+
+template <class V>
+void f32_dwconv_nhwc(const DepthwisePlan& g, const float* weights, const float* bias, const float* in, float* out,
+                     size_t begin, size_t end) {
+  const size_t blocks = g.channel_blocks(), C = g.channels;
+  for (size_t item = begin; item < end; ++item) {
+    const size_t row = item / blocks, n = row / g.out_h, oy = row % g.out_h;
+    const size_t c0 = (item % blocks) * g.channel_block, c1 = std::min(C, c0 + g.channel_block);
+    const size_t full = c0 + (c1 - c0) / V::kLanes * V::kLanes;
+    const float* image = in + n * g.in_h * g.in_w * C;
+    float* dst_row = out + row * g.out_w * C;
+    if (full > c0) f32_dwconv_nhwc_row<V, false>(g, weights, bias, image, dst_row, oy, c0, full);
+    if (c1 > full) f32_dwconv_nhwc_row<V, true>(g, weights, bias, image, dst_row, oy, full, c1);
   }
 }
 
 }  // namespace
-
-WEBNN_DEPTHWISE_ROWS_DECL {
-  if (p.nhwc) depthwise_nhwc(p, weights, bias, in, out, begin, end, scratch);
-  else depthwise_nchw(p, weights, bias, in, out, begin, end, scratch);
-}
