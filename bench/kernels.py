@@ -131,19 +131,12 @@ def conv_label(layer):
 
 
 # ---------------------------------------------------------------- timing
-def settle_seconds(threads):
-    """The pause before each timed batch: long enough for spinning worker threads to park."""
-    return 0.1 if threads > 1 else 0.0
-
-
-def interleaved_times(fns, rounds, batch_seconds, settle=0.0):
+def interleaved_times(fns, rounds, batch_seconds):
     """``{name: (median, min)}`` seconds per call of each ``{name: fn}``, the functions timed in turn.
 
     Each function is warmed up and given a batch size lasting about ``batch_seconds``; every round
-    runs one batch of each function (the order rotating between rounds), each batch preceded by a
-    pause of ``settle`` seconds and one untimed call. With several threads the pause matters: the
-    previous library's workers keep spinning after its last call (OpenBLAS's for about 2^28 cycles,
-    some 70 ms) and would take a core from the next batch.
+    runs one batch of each function (the order rotating between rounds), each batch preceded by
+    one untimed call so that the previous library's idle threads do not land in the batch.
     """
     names = list(fns)
     batch = {}
@@ -160,8 +153,6 @@ def interleaved_times(fns, rounds, batch_seconds, settle=0.0):
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
             fn, n = fns[name], batch[name]
-            if settle:
-                time.sleep(settle)
             fn()
             start = clock()
             for _ in range(n):
@@ -255,7 +246,7 @@ def bench_gemm(threads, rounds, batch_seconds, fma_peak, quick):
                 step()
                 _check_close(f"matmul {m}x{k}x{n}", out, a.astype(np.float64) @ b)
                 times = interleaved_times({"webnn": step, "numpy": lambda: np.matmul(a, b, out=c)},
-                                          rounds, batch_seconds, settle_seconds(t))
+                                          rounds, batch_seconds)
                 (tw, tw_min), (tn, tn_min) = times["webnn"], times["numpy"]
                 flops = 2.0 * m * k * n
                 gw, gn = flops / tw * 1e-9, flops / tn * 1e-9
@@ -345,8 +336,7 @@ def bench_conv(threads, rounds, batch_seconds):
                 webnn_step()
                 ort_step()
                 _check_close(f"{net} conv {conv_label(layer)}", webnn_out, ort_out.astype(np.float64))
-                times = interleaved_times({"webnn": webnn_step, "ort": ort_step}, rounds, batch_seconds,
-                                          settle_seconds(t))
+                times = interleaved_times({"webnn": webnn_step, "ort": ort_step}, rounds, batch_seconds)
                 (tw, tw_min), (to, to_min) = times["webnn"], times["ort"]
                 flops = conv_flops(layer)
                 total_w += layer.count * tw

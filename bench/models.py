@@ -22,7 +22,7 @@ import webnn.onnx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 sys.path.insert(0, str(ROOT / "bench"))
-from kernels import interleaved_times, settle_seconds  # noqa: E402
+from kernels import interleaved_times  # noqa: E402
 from onnx_models import vision  # noqa: E402
 
 MODELS = {"ResNet-50": vision.resnet50, "MobileNetV2": vision.mobilenet_v2}
@@ -94,7 +94,7 @@ def main(argv=None):
             err = float(np.max(np.abs(webnn_out - ort_out))) / max(1e-6, float(np.max(np.abs(ort_out))))
             if not err < 1e-3:
                 raise AssertionError(f"{name}: webnn and ORT outputs differ by {err:.3g} (relative to max |value|)")
-            times = interleaved_times({"webnn": webnn_run, "ort": ort_run}, rounds, batch_seconds, settle_seconds(t))
+            times = interleaved_times({"webnn": webnn_run, "ort": ort_run}, rounds, batch_seconds)
             (tw, tw_min), (to, to_min) = times["webnn"], times["ort"]
             print(f"{name:<12} {t:>3} | {tw * 1e3:>9.2f} {to * 1e3:>9.2f} | {tw / to:>6.2f} {tw_min / to_min:>6.2f}")
 
