@@ -48,6 +48,22 @@ void pack_a(const float* A, size_t lda, bool transposed, size_t M, size_t m0, si
   }
 }
 
+// Packs a whole operand of `extent` rows or columns into `width`-wide panels, one (K block, panel)
+// item at a time over the pool: per K block, [panels][kc][width], in the calling thread's scratch.
+// pack(k0, kc, x0, count, dst) packs one panel.
+const float* pack_whole(size_t K, size_t extent, size_t width, ThreadPool* pool,
+                        const std::function<void(size_t, size_t, size_t, size_t, float*)>& pack) {
+  const size_t panels = (extent + width - 1) / width, padded = panels * width, k_blocks = (K + kKc - 1) / kKc;
+  float* packed = thread_scratch(2, K * padded);
+  pool->parallel_for(k_blocks * panels, 1, [&](size_t begin, size_t end) {
+    for (size_t item = begin; item < end; ++item) {
+      const size_t k0 = item / panels * kKc, x0 = item % panels * width, kc = std::min(kKc, K - k0);
+      pack(k0, kc, x0, std::min(width, extent - x0), packed + k0 * padded + x0 * kc);
+    }
+  });
+  return packed;
+}
+
 // The epilogue of the tile at (row, n0) when its K loop ends; null when nothing applies.
 const GemmTileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, size_t n0, GemmTileEpilogue& out) {
   if (!epilogue.active()) return nullptr;
@@ -133,13 +149,9 @@ void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBl
   };
   if (threads > 1 && n_panels < 4 * threads) {
     // Few columns: pack all of B once (in parallel), then split the A panels.
-    const size_t n_padded = n_panels * nr, k_blocks = (K + kKc - 1) / kKc;
-    float* packed = thread_scratch(2, K * n_padded);  // per k block: [n_panels][kc][NR]
-    pool->parallel_for(k_blocks * n_panels, 1, [&](size_t begin, size_t end) {
-      for (size_t item = begin; item < end; ++item) {
-        const size_t k0 = item / n_panels * kKc, n0 = item % n_panels * nr;
-        pack_b(k0, std::min(kKc, K - k0), n0, std::min(nr, N - n0), packed + k0 * n_padded + n0 * std::min(kKc, K - k0));
-      }
+    const size_t n_padded = n_panels * nr;
+    const float* packed = pack_whole(K, N, nr, pool, [&](size_t k0, size_t kc, size_t n0, size_t count, float* dst) {
+      pack_b(k0, kc, n0, count, dst);
     });
     pool->parallel_for(a_panels, 1, [&](size_t begin, size_t end) {
       for (size_t k0 = 0; k0 < K; k0 += kKc)
@@ -231,13 +243,9 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a_bl
   };
   if (threads > 1 && a_panels < 4 * threads) {
     // Few rows: pack all of A once (in parallel), then split the B panels.
-    const size_t m_padded = a_panels * mr, k_blocks = (K + kKc - 1) / kKc;
-    float* packed = thread_scratch(2, K * m_padded);  // per k block: [a_panels][kc][MR]
-    pool->parallel_for(k_blocks * a_panels, 1, [&](size_t begin, size_t end) {
-      for (size_t item = begin; item < end; ++item) {
-        const size_t k0 = item / a_panels * kKc, m0 = item % a_panels * mr, kc = std::min(kKc, K - k0);
-        pack_a_block(m0, std::min(mr, M - m0), k0, kc, packed + k0 * m_padded + m0 * kc);
-      }
+    const size_t m_padded = a_panels * mr;
+    const float* packed = pack_whole(K, M, mr, pool, [&](size_t k0, size_t kc, size_t m0, size_t count, float* dst) {
+      pack_a_block(m0, count, k0, kc, dst);
     });
     pool->parallel_for(n_panels, 1, [&](size_t begin, size_t end) {
       for (size_t k0 = 0; k0 < K; k0 += kKc)
