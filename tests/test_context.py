@@ -4,7 +4,7 @@ import pytest
 
 import webnn
 
-DATA_TYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8"]
+DATA_TYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8", "int4", "uint4"]
 
 
 # ---------------------------------------------------------------- createContext
@@ -233,12 +233,12 @@ def _tensor(context, data_type, shape, **flags):
 @pytest.mark.parametrize("data_type", DATA_TYPES)
 def test_write_read_round_trip_every_dtype(context, data_type):
     rng = np.random.default_rng(1)
-    dtype = np.dtype(data_type)
+    dtype = webnn.numpy_dtype(data_type)  # int4/uint4: one value per int8/uint8 element
     if dtype.kind == "f":
         data = rng.standard_normal((3, 4)).astype(dtype)
     else:
-        info = np.iinfo(dtype)
-        data = rng.integers(info.min, info.max, size=(3, 4), dtype=dtype, endpoint=True)
+        low, high = {"int4": (-8, 7), "uint4": (0, 15)}.get(data_type, (np.iinfo(dtype).min, np.iinfo(dtype).max))
+        data = rng.integers(low, high, size=(3, 4), dtype=dtype, endpoint=True)
     tensor = _tensor(context, data_type, [3, 4], readable=True, writable=True)
     context.write_tensor(tensor, data)
     result = context.read_tensor(tensor)

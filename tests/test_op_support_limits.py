@@ -15,7 +15,8 @@ from webnn._api import snake_case
 LABEL = "lbl"
 N = "N"  # "any rank": the implementation's maximum rank
 MAX_TESTED_RANK = 5
-ALL_TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8")
+SPEC_TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8")  # the spec's "any"
+ALL_TYPES = SPEC_TYPES + ("int4", "uint4")  # int4/uint4: quantize/dequantize only (beyond the spec's list)
 REGISTERED = {info["name"]: info for info in webnn._core.op_infos()}
 OPERAND_KINDS = ("operand", "operand?", "operands")
 
@@ -36,7 +37,7 @@ EXPECTED_LIMITS = {
     "convTranspose2d": {"input": ("float32 float16", 4, 4), "filter": ("float32 float16", 4, 4), "bias": ("float32 float16", 1, 1), "output": ("float32 float16", 4, 4)},
     "cos": {"input": ("float32 float16", 0, N), "output": ("float32 float16", 0, N)},
     "cumulativeSum": {"input": ("float32 float16 int32 uint32 int64 uint64", 1, N), "output": ("float32 float16 int32 uint32 int64 uint64", 1, N)},
-    "dequantizeLinear": {"input": ("uint8 int8 uint32 int32", 0, N), "scale": ("float32 float16", 0, N), "zeroPoint": ("uint8 int8 uint32 int32", 0, N), "output": ("float32 float16", 0, N)},
+    "dequantizeLinear": {"input": ("uint8 int8 uint32 int32 uint4 int4", 0, N), "scale": ("float32 float16", 0, N), "zeroPoint": ("uint8 int8 uint32 int32 uint4 int4", 0, N), "output": ("float32 float16", 0, N)},
     "div": {"a": ("any", 0, N), "b": ("any", 0, N), "output": ("any", 0, N)},
     "elu": {"input": ("float32 float16", 0, N), "output": ("float32 float16", 0, N)},
     "equal": {"a": ("any", 0, N), "b": ("any", 0, N), "output": ("uint8", 0, N)},
@@ -82,7 +83,7 @@ EXPECTED_LIMITS = {
     "pad": {"input": ("any", 0, N), "output": ("any", 0, N)},
     "pow": {"a": ("any", 0, N), "b": ("any", 0, N), "output": ("any", 0, N)},
     "prelu": {"input": ("float32 float16 int64 int32 int8", 0, N), "slope": ("float32 float16 int64 int32 int8", 0, N), "output": ("float32 float16 int64 int32 int8", 0, N)},
-    "quantizeLinear": {"input": ("float32 float16", 0, N), "scale": ("float32 float16", 0, N), "zeroPoint": ("uint8 int8 uint32 int32", 0, N), "output": ("uint8 int8 uint32 int32", 0, N)},
+    "quantizeLinear": {"input": ("float32 float16", 0, N), "scale": ("float32 float16", 0, N), "zeroPoint": ("uint8 int8 uint32 int32 uint4 int4", 0, N), "output": ("uint8 int8 uint32 int32 uint4 int4", 0, N)},
     "reciprocal": {"input": ("float32 float16", 0, N), "output": ("float32 float16", 0, N)},
     "reduceL1": {"input": ("float32 float16 int32 uint32 int64 uint64", 0, N), "output": ("float32 float16 int32 uint32 int64 uint64", 0, N)},
     "reduceL2": {"input": ("float32 float16", 0, N), "output": ("float32 float16", 0, N)},
@@ -425,7 +426,7 @@ def test_allowed_sets(limits, op):
     max_rank = limits["input"]["rankRange"]["max"]
 
     def as_sets(types, rank_min, rank_max):
-        return (set(ALL_TYPES) if types == "any" else set(types.split()),
+        return (set(SPEC_TYPES) if types == "any" else set(types.split()),
                 (rank_min, max_rank if rank_max == N else rank_max))
 
     for member, expected in EXPECTED_LIMITS[op].items():

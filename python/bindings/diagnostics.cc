@@ -37,6 +37,13 @@ void init_diagnostics(py::module_& m) {
       py::arg("graph"),
       "The compiled graph's kernels in run order, each as its op name joined by '+' to the ops fused "
       "into it (for example 'conv2d+add+relu').");
+  m.def(
+      "plan_arena_bytes",
+      [](const webnn::Graph& graph) -> size_t {
+        if (graph.destroyed()) return 0;
+        return graph.impl()->plan->arena_bytes;
+      },
+      py::arg("graph"), "The size of the compiled graph's arena for intermediate values, in bytes.");
   m.def("fma_peak_isa", [] { return std::string(webnn::fma_peak_loop().isa); },
         "The ISA of the loop measure_fma_peak runs.");
 }

@@ -25,11 +25,18 @@ void raise_error(const Error& e) {
 }
 
 // ---------------------------------------------------------------- dtypes and buffers
+// NumPy holds int4/uint4 one value per int8/uint8 element.
+DataType storage_type(DataType type) {
+  if (type == DataType::kInt4) return DataType::kInt8;
+  if (type == DataType::kUint4) return DataType::kUint8;
+  return type;
+}
+
 // One dtype object per DataType, made once (parsing a dtype name costs more than a small read).
 py::dtype numpy_dtype(DataType type) {
   static py::dtype* dtypes = [] {
     auto* out = new py::dtype[kDataTypeCount];  // never freed: outlives the interpreter's teardown
-    for (int i = 0; i < kDataTypeCount; ++i) out[i] = py::dtype(data_type_name(DataType(i)));
+    for (int i = 0; i < kDataTypeCount; ++i) out[i] = py::dtype(data_type_name(storage_type(DataType(i))));
     return out;
   }();
   return dtypes[int(type)];
@@ -95,10 +102,12 @@ BufferArg get_buffer(py::handle obj, DataType expected, const char* what, bool w
   DataType type;
   bool is_bytes;
   bool known = format_data_type(arg.info.format, size_t(arg.info.itemsize), &type, &is_bytes);
-  if (!is_bytes && (!known || type != expected))
+  if (!is_bytes && (!known || type != storage_type(expected)))
     throw Error(ErrorKind::kTypeError,
                 std::string(what) + ": the buffer's element type (format '" + arg.info.format + "', " +
-                    std::to_string(arg.info.itemsize) + " bytes) does not match " + data_type_name(expected));
+                    std::to_string(arg.info.itemsize) + " bytes) does not match " + data_type_name(expected) +
+                    (expected != storage_type(expected)
+                         ? std::string(" (held as ") + data_type_name(storage_type(expected)) + ")" : ""));
   if (!contiguous) {
     if (writable) throw Error(ErrorKind::kTypeError, std::string(what) + ": the output array must be C-contiguous");
     arg.keep = py::module_::import("numpy").attr("ascontiguousarray")(obj);
@@ -112,7 +121,8 @@ std::vector<uint32_t> to_shape(const py::handle& shape) {
   for (py::handle item : py::iter(shape)) {
     if (PyBool_Check(item.ptr()) || !PyIndex_Check(item.ptr()))
       throw Error(ErrorKind::kTypeError, "a shape must be a sequence of integers");
-    long long v = PyLong_AsLongLong(PyNumber_Index(item.ptr()));
+    py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr()));
+    long long v = index ? PyLong_AsLongLong(index.ptr()) : -1;
     if (v == -1 && PyErr_Occurred()) {
       PyErr_Clear();
       throw Error(ErrorKind::kTypeError, "a shape dimension is out of range");
@@ -130,10 +140,33 @@ py::list shape_list(const std::vector<uint32_t>& shape) {
 }
 
 // ---------------------------------------------------------------- argument conversion
+std::string type_name_of(py::handle obj) { return Py_TYPE(obj.ptr())->tp_name; }
+
+// The Python error in flight, cleared, as text ("ValueError: ...").
+std::string take_python_error() {
+  py::error_already_set e;  // fetches and clears
+  return e.what();
+}
+
+// A str's UTF-8 bytes; a str that cannot be encoded (a lone surrogate) is a TypeError.
+std::string utf8(py::handle s, const std::string& what) {
+  if (!PyUnicode_Check(s.ptr())) throw Error(ErrorKind::kTypeError, what + " must be a string, got " + type_name_of(s));
+  Py_ssize_t size = 0;
+  const char* p = PyUnicode_AsUTF8AndSize(s.ptr(), &size);
+  if (!p) {
+    PyErr_Clear();
+    throw Error(ErrorKind::kTypeError, what + " is not valid Unicode text (it holds a lone surrogate)");
+  }
+  return std::string(p, size_t(size));
+}
+
 Number to_number(py::handle obj) {
   if (PyFloat_Check(obj.ptr())) return Number::from_double(PyFloat_AS_DOUBLE(obj.ptr()));
   if (PyIndex_Check(obj.ptr())) {
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(obj.ptr()));
+    if (!index)
+      throw Error(ErrorKind::kTypeError, "a " + type_name_of(obj) + " could not be read as an integer (" +
+                                             take_python_error() + ")");
     int overflow = 0;
     long long v = PyLong_AsLongLongAndOverflow(index.ptr(), &overflow);
     if (!overflow) return Number::from_int(v);
@@ -142,14 +175,19 @@ Number to_number(py::handle obj) {
       if (!PyErr_Occurred()) return Number::from_uint(u);
       PyErr_Clear();
     }
-    // Beyond 64 bits: keep the value as a double (conversions saturate or reject it).
-    return Number::from_double(PyLong_AsDouble(index.ptr()));
+    // Beyond 64 bits: keep the value as a double, infinite beyond its range (conversions
+    // saturate or reject it).
+    double d = PyLong_AsDouble(index.ptr());
+    if (d == -1.0 && PyErr_Occurred()) {
+      PyErr_Clear();
+      d = overflow > 0 ? HUGE_VAL : -HUGE_VAL;
+    }
+    return Number::from_double(d);
   }
   double d = PyFloat_AsDouble(obj.ptr());
   if (d == -1.0 && PyErr_Occurred()) {
     PyErr_Clear();
-    throw Error(ErrorKind::kTypeError, "expected a number, got " +
-                                           std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+    throw Error(ErrorKind::kTypeError, "expected a number, got " + type_name_of(obj));
   }
   return Number::from_double(d);
 }
@@ -158,18 +196,33 @@ bool is_number(py::handle obj) {
   return PyFloat_Check(obj.ptr()) || PyIndex_Check(obj.ptr()) || PyNumber_Check(obj.ptr());
 }
 
+Value to_value_unchecked(py::handle obj, int depth);
+
+// An argument or option value. Python errors raised while reading it (a failing __iter__,
+// __index__ or tolist) become TypeErrors that say so.
 Value to_value(py::handle obj) {
+  try {
+    return to_value_unchecked(obj, 0);
+  } catch (py::error_already_set& e) {
+    throw Error(ErrorKind::kTypeError, std::string("a ") + type_name_of(obj) + " argument could not be read (" +
+                                           e.what() + ")");
+  }
+}
+
+Value to_value_unchecked(py::handle obj, int depth) {
   if (obj.is_none()) return std::monostate{};
   if (PyBool_Check(obj.ptr())) return obj.ptr() == Py_True;
   if (py::isinstance<Operand>(obj)) return obj.cast<Operand>();
-  if (PyUnicode_Check(obj.ptr())) return obj.cast<std::string>();
+  if (PyUnicode_Check(obj.ptr())) return utf8(obj, "a string argument");
   if (PyFloat_Check(obj.ptr()) || PyLong_Check(obj.ptr())) return to_number(obj);
   if (PySequence_Check(obj.ptr()) || py::hasattr(obj, "__iter__")) {
-    // numpy arrays and lists of numbers; a 0-d numpy array is a number
+    // numpy arrays and lists of numbers; a 0-d numpy array is a number. tolist() is followed
+    // once: an array whose tolist() gives another array (or itself) is not a value.
     if (py::hasattr(obj, "ndim") && py::hasattr(obj, "tolist")) {
+      if (depth > 0)
+        throw Error(ErrorKind::kTypeError, "an array holding arrays (" + type_name_of(obj) + ") is not a valid argument");
       py::object as_list = obj.attr("tolist")();
-      if (!PyList_Check(as_list.ptr())) return to_value(as_list);
-      return to_value(as_list);
+      return to_value_unchecked(as_list, depth + 1);
     }
     py::list items = py::list(py::iter(obj));
     if (items.empty()) return std::vector<Number>{};
@@ -187,7 +240,7 @@ Value to_value(py::handle obj) {
       std::vector<std::string> strs;
       for (py::handle item : items) {
         if (!PyUnicode_Check(item.ptr())) throw Error(ErrorKind::kTypeError, "a sequence mixes strings and other values");
-        strs.push_back(item.cast<std::string>());
+        strs.push_back(utf8(item, "a string in a sequence"));
       }
       return strs;
     }
@@ -204,8 +257,7 @@ Value to_value(py::handle obj) {
     return nums;
   }
   if (is_number(obj)) return to_number(obj);
-  throw Error(ErrorKind::kTypeError,
-              "unsupported argument of type " + std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
+  throw Error(ErrorKind::kTypeError, "unsupported argument of type " + type_name_of(obj));
 }
 
 py::object value_to_py(const Value& v) {
@@ -325,10 +377,10 @@ NamedTensors to_named_tensors(const py::dict& d, const char* what) {
   for (auto item : d) {
     if (!PyUnicode_Check(item.first.ptr()))
       throw Error(ErrorKind::kTypeError, std::string("dispatch: ") + what + " names must be strings");
+    std::string name = utf8(item.first, std::string("dispatch: an ") + what + " name");
     if (!py::isinstance<Tensor>(item.second))
-      throw Error(ErrorKind::kTypeError, std::string("dispatch: ") + what + " '" + item.first.cast<std::string>() +
-                                             "' is not an MLTensor");
-    out.emplace(item.first.cast<std::string>(), item.second.cast<Tensor>());
+      throw Error(ErrorKind::kTypeError, std::string("dispatch: ") + what + " '" + name + "' is not an MLTensor");
+    out.emplace(std::move(name), item.second.cast<Tensor>());
   }
   return out;
 }
@@ -575,18 +627,30 @@ PYBIND11_MODULE(_core, m) {
            [](GraphBuilder& b, const std::string& op, const py::list& args, const py::dict& options,
               const std::string& label) {
              std::vector<Value> values;
-             for (py::handle a : args) values.push_back(to_value(a));
              Options opts;
-             for (auto item : options) opts[item.first.cast<std::string>()] = to_value(item.second);
+             try {
+               for (py::handle a : args) values.push_back(to_value(a));
+               for (auto item : options) {
+                 std::string key = utf8(item.first, "an option name");
+                 try {
+                   opts[key] = to_value(item.second);
+                 } catch (const Error& e) {
+                   throw Error(e.kind(), key + ": " + e.what());
+                 }
+               }
+             } catch (const Error& e) {
+               throw Error(e.kind(), (label.empty() ? op : "[" + label + "] " + op) + ": " + e.what());
+             }
              return b.call(op, values, opts, label);
            })
       .def("_build_start", [](GraphBuilder& b, const py::dict& outputs) -> std::shared_ptr<Pending> {
         std::map<std::string, Operand> outs;
         for (auto item : outputs) {
           if (!PyUnicode_Check(item.first.ptr())) throw Error(ErrorKind::kTypeError, "build: output names must be strings");
+          std::string name = utf8(item.first, "build: an output name");
           if (!py::isinstance<Operand>(item.second))
-            throw Error(ErrorKind::kTypeError, "build: output '" + item.first.cast<std::string>() + "' is not an MLOperand");
-          outs[item.first.cast<std::string>()] = item.second.cast<Operand>();
+            throw Error(ErrorKind::kTypeError, "build: output '" + name + "' is not an MLOperand");
+          outs[name] = item.second.cast<Operand>();
         }
         return std::make_shared<PendingFuture<Graph>>(b.build_async(outs));
       });

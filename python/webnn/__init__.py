@@ -27,6 +27,7 @@ from ._api import (
     create_context,
     create_context_async,
     ml,
+    numpy_dtype,
 )
 from ._compat import MLActivation  # importing it installs the 2022 Working Draft conveniences
 from .formats import load, load_into, save  # .webnn model files
@@ -37,5 +38,5 @@ __all__ = [
     "ML", "MLContext", "MLContextLostInfo", "MLGraph", "MLGraphBuilder", "MLOperand", "MLOperandDescriptor",
     "MLTensor", "MLTensorDescriptor", "create_context", "create_context_async", "ml",
     "MLError", "DataError", "InvalidStateError", "NotSupportedError", "OperationError", "UnknownError",
-    "MLActivation",
+    "MLActivation", "numpy_dtype",
 ]

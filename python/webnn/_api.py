@@ -20,7 +20,16 @@ MLGraph = _core.MLGraph
 MLOperand = _core.MLOperand
 MLTensor = _core.MLTensor
 
-DATA_TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8")
+DATA_TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8", "int4", "uint4")
+# NumPy has no 4-bit integers: int4/uint4 data is held one value per int8/uint8 element.
+_NUMPY_STORAGE = {"int4": "int8", "uint4": "uint8"}
+
+
+def numpy_dtype(data_type):
+    """The NumPy dtype that holds an MLOperandDataType's values (``int4`` -> ``int8``,
+    ``uint4`` -> ``uint8``, one value per element; every other type maps to itself)."""
+    name = _data_type_name(data_type, "numpy_dtype")
+    return np.dtype(_NUMPY_STORAGE.get(name, name))
 POWER_PREFERENCES = ("default", "high-performance", "low-power")
 
 
@@ -388,8 +397,11 @@ def _compute(self, inputs, context=None):
         if name not in inputs:
             raise TypeError(f"compute: missing input '{name}'")
         tensor = context._create_tensor(descriptor["dataType"], descriptor["shape"], False, True)
-        value = np.asarray(inputs[name])
-        if value.dtype != np.dtype(descriptor["dataType"]):
+        try:
+            value = np.asarray(inputs[name])
+        except Exception as error:  # ragged lists, objects whose __array__ raises, ...
+            raise TypeError(f"compute: input '{name}' is not array data ({type(error).__name__}: {error})") from None
+        if value.dtype != numpy_dtype(descriptor["dataType"]):
             raise TypeError(f"compute: input '{name}' has dtype {value.dtype}, expected {descriptor['dataType']}")
         if list(value.shape) != list(descriptor["shape"]) and value.size != int(np.prod(descriptor["shape"])):
             raise TypeError(f"compute: input '{name}' has shape {list(value.shape)}, expected {descriptor['shape']}")

@@ -36,7 +36,7 @@ def _load_cases():
 
 
 def _to_array(data, descriptor):
-    dtype = np.dtype(descriptor["dataType"])
+    dtype = webnn.numpy_dtype(descriptor["dataType"])  # int4/uint4 are held as int8/uint8
     shape = descriptor["shape"]
     def value(v):
         if isinstance(v, str):
@@ -73,7 +73,7 @@ def _distance(actual, expected, metric, dtype):
 def _check(name, actual, expected_entry, tolerance):
     descriptor = expected_entry["descriptor"]
     expected = _to_array(expected_entry["data"], descriptor)
-    assert actual.dtype == np.dtype(descriptor["dataType"]), f"{name}: dtype {actual.dtype}"
+    assert actual.dtype == webnn.numpy_dtype(descriptor["dataType"]), f"{name}: dtype {actual.dtype}"
     assert list(actual.shape) == list(descriptor["shape"]), f"{name}: shape {list(actual.shape)}"
     a, e = actual.reshape(-1), expected.reshape(-1)
     if not isinstance(expected_entry["data"], list):  # WPT's fill form compares the first 1000

@@ -7,7 +7,8 @@ import webnn
 from conftest import run
 
 FLOATS = ["float32", "float16"]
-QUANTIZED = ["uint8", "int8", "uint32", "int32"]
+QUANTIZED = ["uint8", "int8", "uint32", "int32", "uint4", "int4"]
+FOUR_BIT = {"int4": (-8, 7), "uint4": (0, 15)}  # held one value per int8/uint8 element
 BAD = r"\[bad\]"
 
 # (input shape, scale/zeroPoint shape): per-tensor, per-axis, blockwise and rank 0.
@@ -32,28 +33,39 @@ def expand_blockwise(param, shape):
     return param.reshape(shape)
 
 
-def compute(builder, op, x, scale, zero_point):
+def value_range(data_type):
+    if data_type in FOUR_BIT:
+        return FOUR_BIT[data_type]
+    info = np.iinfo(data_type)
+    return int(info.min), int(info.max)
+
+
+def compute(builder, op, x, scale, zero_point, types=None):
+    """Runs op on inputs; `types` names their MLOperandDataTypes where the dtype does not (int4)."""
     names = {"x": x, "scale": scale, "zero_point": zero_point}
-    operands = {n: builder.input(n, {"dataType": a.dtype.name, "shape": list(a.shape)}) for n, a in names.items()}
+    types = types or {}
+    operands = {n: builder.input(n, {"dataType": types.get(n, a.dtype.name), "shape": list(a.shape)})
+                for n, a in names.items()}
     out = getattr(builder, op)(operands["x"], operands["scale"], operands["zero_point"])
     return run(builder, {"y": out}, names)["y"]
 
 
-def quantize_reference(x, scale, zero_point):
-    info = np.iinfo(zero_point.dtype)
+def quantize_reference(x, scale, zero_point, zero_point_type=None):
+    low, high = value_range(zero_point_type or zero_point.dtype.name)
     # The quotient is a float32 division (as in ONNX's reference and ORT); the rest is float64.
     s = expand_blockwise(scale, x.shape).astype(np.float32)
     zp = expand_blockwise(zero_point, x.shape).astype(np.float64)
     with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
         y = np.rint((x.astype(np.float32) / s).astype(np.float64)) + zp  # np.rint rounds half to even
-    y = np.where(np.isnan(y), 0, np.clip(y, info.min, info.max))
+    y = np.where(np.isnan(y), 0, np.clip(y, low, high))
     return y.astype(zero_point.dtype)
 
 
-def zero_points(dtype, shape, rng):
-    info = np.iinfo(dtype)
-    low, high = (info.min, info.max) if np.dtype(dtype).itemsize == 1 else (-1000 if info.min else 0, 1000)
-    return rng.integers(low, high, size=shape, endpoint=True).astype(dtype)
+def zero_points(data_type, shape, rng):
+    low, high = value_range(data_type)
+    if webnn.numpy_dtype(data_type).itemsize > 1:
+        low, high = (-1000 if low else 0, 1000)
+    return rng.integers(low, high, size=shape, endpoint=True).astype(webnn.numpy_dtype(data_type))
 
 
 @pytest.mark.parametrize("input_type", FLOATS)
@@ -63,21 +75,23 @@ def test_quantize_linear(builder, input_type, zero_point_type, shape, param_shap
     rng = np.random.default_rng(3)
     x = rng.uniform(-300, 300, size=shape).astype(input_type)
     scale = rng.uniform(0.05, 2, size=param_shape).astype(input_type)
+    if zero_point_type in FOUR_BIT:
+        x = (x / 20).astype(input_type)  # values that both saturate and land inside the range
     zero_point = zero_points(zero_point_type, param_shape, rng)
-    out = compute(builder, "quantizeLinear", x, scale, zero_point)
-    np.testing.assert_array_equal(out, quantize_reference(x, scale, zero_point))
-    assert out.dtype == np.dtype(zero_point_type)
+    out = compute(builder, "quantizeLinear", x, scale, zero_point, {"zero_point": zero_point_type})
+    np.testing.assert_array_equal(out, quantize_reference(x, scale, zero_point, zero_point_type))
+    assert out.dtype == webnn.numpy_dtype(zero_point_type)
 
 
 @pytest.mark.parametrize("zero_point_type", QUANTIZED)
 def test_quantize_rounding_saturation_and_specials(builder, zero_point_type):
     x = np.array([0.5, 1.5, 2.5, -0.5, -1.5, -2.5, 1e30, -1e30, np.inf, -np.inf, np.nan, 3.25], np.float32)
     scale = np.ones([1], np.float32)
-    zero_point = np.zeros([1], zero_point_type)
-    out = compute(builder, "quantizeLinear", x, scale, zero_point)
-    info = np.iinfo(zero_point_type)
-    expected = np.array([0, 2, 2, 0, -2, -2, info.max, info.min, info.max, info.min, 0, 3], np.float64)
-    np.testing.assert_array_equal(out, np.clip(expected, info.min, info.max).astype(zero_point_type))
+    zero_point = np.zeros([1], webnn.numpy_dtype(zero_point_type))
+    out = compute(builder, "quantizeLinear", x, scale, zero_point, {"zero_point": zero_point_type})
+    low, high = value_range(zero_point_type)
+    expected = np.array([0, 2, 2, 0, -2, -2, high, low, high, low, 0, 3], np.float64)
+    np.testing.assert_array_equal(out, np.clip(expected, low, high).astype(webnn.numpy_dtype(zero_point_type)))
 
 
 def test_quantize_zero_point_offsets_before_saturating(builder):
@@ -97,12 +111,13 @@ def test_quantize_zero_scale_saturates(builder):
 @pytest.mark.parametrize("shape,param_shape", LAYOUTS)
 def test_dequantize_linear(builder, input_type, scale_type, shape, param_shape):
     rng = np.random.default_rng(4)
-    info = np.iinfo(input_type)
-    x = rng.integers(info.min, info.max, size=shape, endpoint=True).astype(input_type)
-    x.reshape(-1)[:2] = [info.min, info.max][: x.size]
+    low, high = value_range(input_type)
+    storage = webnn.numpy_dtype(input_type)
+    x = rng.integers(low, high, size=shape, endpoint=True).astype(storage)
+    x.reshape(-1)[:2] = [low, high][: x.size]
     scale = rng.uniform(0.001, 2, size=param_shape).astype(scale_type)
-    zero_point = rng.integers(info.min, info.max, size=param_shape, endpoint=True).astype(input_type)
-    out = compute(builder, "dequantizeLinear", x, scale, zero_point)
+    zero_point = rng.integers(low, high, size=param_shape, endpoint=True).astype(storage)
+    out = compute(builder, "dequantizeLinear", x, scale, zero_point, {"x": input_type, "zero_point": input_type})
     expected = (x.astype(np.float64) - expand_blockwise(zero_point, shape).astype(np.float64)) * \
         expand_blockwise(scale, shape).astype(np.float64)
     assert out.dtype == np.dtype(scale_type)
@@ -161,8 +176,10 @@ def test_op_support_limits(context):
     limits = context.op_support_limits()
     q, dq = limits["quantizeLinear"], limits["dequantizeLinear"]
     assert set(q) == set(dq) == {"input", "scale", "zeroPoint", "output"}
-    assert q["input"]["dataTypes"] == FLOATS and q["output"]["dataTypes"] == ["int32", "uint32", "int8", "uint8"]
-    assert dq["input"]["dataTypes"] == ["int32", "uint32", "int8", "uint8"] and dq["output"]["dataTypes"] == FLOATS
+    quantized = ["int32", "uint32", "int8", "uint8", "int4", "uint4"]
+    assert q["input"]["dataTypes"] == FLOATS and q["output"]["dataTypes"] == quantized
+    assert q["zeroPoint"]["dataTypes"] == quantized
+    assert dq["input"]["dataTypes"] == quantized and dq["output"]["dataTypes"] == FLOATS
     assert q["input"]["rankRange"] == {"min": 0, "max": 8}
 
 
@@ -180,3 +197,59 @@ def test_large_tensors(context):
     out = compute(webnn.MLGraphBuilder(context), "dequantizeLinear", q, scale, zero_point)
     expected = (q - expand_blockwise(zero_point, q.shape).astype(np.float64)) * expand_blockwise(scale, q.shape)
     np.testing.assert_array_equal(out, expected.astype(np.float32))
+
+
+# ---------------------------------------------------------------- int4 / uint4 storage
+@pytest.mark.parametrize("data_type,low,high", [("int4", -8, 7), ("uint4", 0, 15)])
+def test_four_bit_values_outside_the_range_are_rejected(context, data_type, low, high):
+    storage = webnn.numpy_dtype(data_type)
+    builder = webnn.MLGraphBuilder(context)
+    good = np.array([low, high], storage)
+    assert builder.constant({"dataType": data_type, "shape": [2]}, good).data_type == data_type
+    for bad in (low - 1, high + 1):
+        if bad < np.iinfo(storage).min:
+            continue
+        data = np.array([low, bad], storage)
+        with pytest.raises(TypeError, match=f"element 1 is {bad}, outside the {data_type} range"):
+            builder.constant({"dataType": data_type, "shape": [2]}, data)
+        with pytest.raises(TypeError, match="createConstantTensor: element 1"):
+            context.create_constant_tensor({"dataType": data_type, "shape": [2]}, data)
+        tensor = context.create_tensor(data_type=data_type, shape=[2], writable=True)
+        with pytest.raises(TypeError, match="writeTensor: element 1"):
+            context.write_tensor(tensor, data)
+    with pytest.raises(TypeError, match=f"does not match {data_type}"):
+        builder.constant({"dataType": data_type, "shape": [2]}, good.astype(np.int32))
+
+
+@pytest.mark.parametrize("data_type,low,high", [("int4", -8, 7), ("uint4", 0, 15)])
+def test_four_bit_scalar_constant_saturates(builder, data_type, low, high):
+    scale = builder.constant(np.ones([], np.float32))
+    outs = {f"y{i}": builder.dequantize_linear(builder.constant(data_type, v), scale,
+                                                builder.constant(data_type, 0))
+            for i, v in enumerate([100, -100, 3.5, 2.5])}
+    out = run(builder, outs)
+    assert [float(out[f"y{i}"]) for i in range(4)] == [high, low, 4.0, 2.0]
+
+
+@pytest.mark.parametrize("data_type", ["int4", "uint4"])
+def test_four_bit_tensors_round_trip_and_only_quantize_ops_accept_them(context, data_type):
+    low, high = FOUR_BIT[data_type]
+    values = np.arange(low, high + 1, dtype=webnn.numpy_dtype(data_type))
+    tensor = context.create_tensor(data_type=data_type, shape=[values.size], readable=True, writable=True)
+    context.write_tensor(tensor, values)
+    np.testing.assert_array_equal(context.read_tensor(tensor), values)
+    assert context.read_tensor(tensor).dtype == webnn.numpy_dtype(data_type)
+    builder = webnn.MLGraphBuilder(context)
+    x = builder.input("x", data_type=data_type, shape=[4])
+    for op in ("relu", "identity", "neg"):
+        with pytest.raises(TypeError, match=r"\[four\]"):
+            getattr(builder, op)(x, label="four")
+    limits = context.op_support_limits()
+    assert data_type in limits["input"]["dataTypes"] and data_type not in limits["relu"]["input"]["dataTypes"]
+
+
+def test_numpy_dtype_mapping():
+    assert webnn.numpy_dtype("int4") == np.int8 and webnn.numpy_dtype("uint4") == np.uint8
+    assert webnn.numpy_dtype("float16") == np.float16 and webnn.numpy_dtype(np.int64) == np.int64
+    with pytest.raises(TypeError, match="not an MLOperandDataType"):
+        webnn.numpy_dtype("int2")

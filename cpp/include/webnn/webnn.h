@@ -19,8 +19,9 @@
 namespace webnn {
 
 // ---------------------------------------------------------------- data types
-enum class DataType : uint8_t { kFloat32, kFloat16, kInt32, kUint32, kInt64, kUint64, kInt8, kUint8 };
-constexpr int kDataTypeCount = 8;
+// int4/uint4 (quantize/dequantize only) are stored unpacked, one value per byte, as int8/uint8.
+enum class DataType : uint8_t { kFloat32, kFloat16, kInt32, kUint32, kInt64, kUint64, kInt8, kUint8, kInt4, kUint4 };
+constexpr int kDataTypeCount = 10;
 
 const char* data_type_name(DataType type);
 std::optional<DataType> parse_data_type(const std::string& name);

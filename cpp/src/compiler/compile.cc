@@ -1,7 +1,10 @@
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <cstring>
+#include <limits>
+#include <map>
+#include <queue>
+#include <set>
 #include <tuple>
 
 #include "compiler/plan.h"
@@ -12,14 +15,18 @@ namespace {
 
 size_t round_up(size_t n) { return (n + kAlignment - 1) / kAlignment * kAlignment; }
 
-// Greedy, largest-first placement of lifetime intervals into one arena.
+// Lifetime intervals placed into one arena. Up to kGreedyLimit intervals: greedy, largest first
+// (tightest, but each placement scans the placed intervals). Beyond: a linear scan in time order
+// with a best-fit free list (O(n log n)), so huge graphs still build in near-linear time.
 struct Interval {
   int id;
   size_t bytes;
   int first, last;
   size_t offset = 0;
 };
-size_t place_intervals(std::vector<Interval>& intervals) {
+constexpr size_t kGreedyLimit = 4096;
+
+size_t place_largest_first(std::vector<Interval>& intervals) {
   std::vector<Interval*> order;
   for (auto& iv : intervals) order.push_back(&iv);
   std::sort(order.begin(), order.end(), [](Interval* a, Interval* b) {
@@ -42,6 +49,89 @@ size_t place_intervals(std::vector<Interval>& intervals) {
     placed.push_back(iv);
   }
   return total;
+}
+
+// Free arena blocks (sizes are multiples of kAlignment), merged with their free neighbours.
+class FreeBlocks {
+ public:
+  // The offset of a block of `bytes`: the smallest free block that fits, else the arena's end.
+  size_t take(size_t bytes) {
+    auto fit = by_size_.lower_bound({bytes, 0});
+    if (fit != by_size_.end()) {
+      const auto [size, offset] = *fit;
+      erase(offset, size);
+      if (size > bytes) insert(offset + bytes, size - bytes);
+      return offset;
+    }
+    // A free block that ends the arena grows instead of leaving a hole.
+    if (!by_offset_.empty()) {
+      auto last = std::prev(by_offset_.end());
+      if (last->first + last->second == end_) {
+        const size_t offset = last->first;
+        erase(offset, last->second);
+        end_ = offset + bytes;
+        return offset;
+      }
+    }
+    const size_t offset = end_;
+    end_ += bytes;
+    return offset;
+  }
+  void give(size_t offset, size_t bytes) {
+    auto next = by_offset_.lower_bound(offset);
+    if (next != by_offset_.end() && offset + bytes == next->first) {
+      bytes += next->second;
+      erase(next->first, next->second);
+    }
+    auto after = by_offset_.lower_bound(offset);
+    if (after != by_offset_.begin()) {
+      auto prev = std::prev(after);
+      if (prev->first + prev->second == offset) {
+        offset = prev->first;
+        bytes += prev->second;
+        erase(prev->first, prev->second);
+      }
+    }
+    insert(offset, bytes);
+  }
+  size_t end() const { return end_; }
+
+ private:
+  void insert(size_t offset, size_t bytes) {
+    by_offset_.emplace(offset, bytes);
+    by_size_.insert({bytes, offset});
+  }
+  void erase(size_t offset, size_t bytes) {
+    by_offset_.erase(offset);
+    by_size_.erase({bytes, offset});
+  }
+  std::map<size_t, size_t> by_offset_;       // offset -> size
+  std::set<std::pair<size_t, size_t>> by_size_;  // (size, offset)
+  size_t end_ = 0;
+};
+
+size_t place_in_time_order(std::vector<Interval>& intervals) {
+  std::vector<Interval*> order;
+  for (auto& iv : intervals) order.push_back(&iv);
+  std::sort(order.begin(), order.end(),
+            [](Interval* a, Interval* b) { return a->first != b->first ? a->first < b->first : a->id < b->id; });
+  auto ends_later = [](Interval* a, Interval* b) { return a->last > b->last; };
+  std::priority_queue<Interval*, std::vector<Interval*>, decltype(ends_later)> live(ends_later);
+  FreeBlocks blocks;
+  for (Interval* iv : order) {
+    while (!live.empty() && live.top()->last < iv->first) {
+      blocks.give(live.top()->offset, live.top()->bytes);
+      live.pop();
+    }
+    iv->offset = blocks.take(iv->bytes);
+    live.push(iv);
+  }
+  return blocks.end();
+}
+
+size_t place_intervals(std::vector<Interval>& intervals) {
+  for (auto& iv : intervals) iv.bytes = round_up(iv.bytes);
+  return intervals.size() <= kGreedyLimit ? place_largest_first(intervals) : place_in_time_order(intervals);
 }
 
 struct Fusion {

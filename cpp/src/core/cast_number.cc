@@ -1,5 +1,6 @@
 // The cast algorithm (spec §2.2) for scalar parameters: floats round to nearest even with
 // overflow to infinity; integers map NaN to 0, clamp to the type's range, then round half to even.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
@@ -61,6 +62,8 @@ void cast_number_to(const Number& value, DataType type, void* out) {
     case DataType::kUint64: store(to_int<uint64_t>(value)); return;
     case DataType::kInt8: store(to_int<int8_t>(value)); return;
     case DataType::kUint8: store(to_int<uint8_t>(value)); return;
+    case DataType::kInt4: store(int8_t(std::clamp<int>(to_int<int8_t>(value), -8, 7))); return;
+    case DataType::kUint4: store(uint8_t(std::min<int>(to_int<uint8_t>(value), 15))); return;
   }
 }
 
@@ -74,8 +77,10 @@ double number_to_double_as(const Number& value, DataType type) {
     case DataType::kUint32: { uint32_t v; std::memcpy(&v, bytes, 4); return v; }
     case DataType::kInt64: { int64_t v; std::memcpy(&v, bytes, 8); return double(v); }
     case DataType::kUint64: { uint64_t v; std::memcpy(&v, bytes, 8); return double(v); }
-    case DataType::kInt8: return double(int8_t(bytes[0]));
-    case DataType::kUint8: return double(bytes[0]);
+    case DataType::kInt8:
+    case DataType::kInt4: return double(int8_t(bytes[0]));
+    case DataType::kUint8:
+    case DataType::kUint4: return double(bytes[0]);
   }
   return 0;
 }

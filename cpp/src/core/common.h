@@ -45,6 +45,10 @@ class AlignedBuffer {
 };
 using BufferPtr = std::shared_ptr<AlignedBuffer>;
 
+// int4/uint4 data (one value per byte) must lie in [-8, 7] / [0, 15]; throws TypeError naming
+// the first value outside. Other types accept every bit pattern.
+void check_element_values(DataType type, const void* data, size_t byte_length, const std::string& what);
+
 // Checks the spec's "check dimensions"; throws TypeError prefixed with `what`.
 void check_dimensions(const OperandDescriptor& descriptor, const std::string& what);
 

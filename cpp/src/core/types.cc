@@ -14,6 +14,7 @@ struct DataTypeRow {
 constexpr DataTypeRow kDataTypes[kDataTypeCount] = {
     {"float32", 4}, {"float16", 2}, {"int32", 4}, {"uint32", 4},
     {"int64", 8},   {"uint64", 8},  {"int8", 1},  {"uint8", 1},
+    {"int4", 1},    {"uint4", 1},
 };
 }  // namespace
 
@@ -46,6 +47,18 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   std::memset(data_, 0, rounded);
 }
 AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+void check_element_values(DataType type, const void* data, size_t byte_length, const std::string& what) {
+  if (type != DataType::kInt4 && type != DataType::kUint4) return;
+  const int lo = type == DataType::kInt4 ? -8 : 0, hi = type == DataType::kInt4 ? 7 : 15;
+  const auto* bytes = static_cast<const uint8_t*>(data);
+  for (size_t i = 0; i < byte_length; ++i) {
+    const int v = type == DataType::kInt4 ? int(int8_t(bytes[i])) : int(bytes[i]);
+    if (v < lo || v > hi)
+      throw_type_error(str_cat(what, ": element ", i, " is ", v, ", outside the ", data_type_name(type), " range [",
+                               lo, ", ", hi, "]"));
+  }
+}
 
 void check_dimensions(const OperandDescriptor& descriptor, const std::string& what) {
   if (descriptor.shape.size() > kMaxRank)

@@ -76,6 +76,8 @@ const char* short_type_name(DataType type) {
     case DataType::kUint64: return "u64";
     case DataType::kInt8: return "i8";
     case DataType::kUint8: return "u8";
+    case DataType::kInt4: return "i4";
+    case DataType::kUint4: return "u4";
   }
   return "?";
 }

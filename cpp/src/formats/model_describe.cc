@@ -64,8 +64,10 @@ std::optional<Number> scalar_value(DataType type, const uint8_t* p) {
     case DataType::kUint32: { uint32_t v; std::memcpy(&v, p, 4); return Number::from_int(v); }
     case DataType::kInt64: { int64_t v; std::memcpy(&v, p, 8); return Number::from_int(v); }
     case DataType::kUint64: { uint64_t v; std::memcpy(&v, p, 8); return Number::from_uint(v); }
-    case DataType::kInt8: { int8_t v; std::memcpy(&v, p, 1); return Number::from_int(v); }
-    case DataType::kUint8: return Number::from_int(*p);
+    case DataType::kInt8:
+    case DataType::kInt4: { int8_t v; std::memcpy(&v, p, 1); return Number::from_int(v); }
+    case DataType::kUint8:
+    case DataType::kUint4: return Number::from_int(*p);
   }
   if (!std::isfinite(d) || (d == 0 && std::signbit(d))) return std::nullopt;
   return Number::from_double(float_shortest(d));

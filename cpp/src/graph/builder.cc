@@ -65,6 +65,7 @@ Operand GraphBuilder::constant(const OperandDescriptor& descriptor, const void* 
   if (byte_length != descriptor.byte_length())
     throw_type_error(str_cat("constant: the buffer has ", byte_length, " bytes but ", descriptor.to_string(),
                              " needs ", descriptor.byte_length()));
+  check_element_values(descriptor.data_type, data, byte_length, "constant");
   OperandInfo info;
   info.kind = OperandInfo::Kind::kConstant;
   info.desc = descriptor;

@@ -41,8 +41,10 @@ decltype(auto) visit_type(DataType type, Fn&& fn) {
     case DataType::kUint32: return fn(uint32_t{});
     case DataType::kInt64: return fn(int64_t{});
     case DataType::kUint64: return fn(uint64_t{});
-    case DataType::kInt8: return fn(int8_t{});
-    case DataType::kUint8: return fn(uint8_t{});
+    case DataType::kInt8:
+    case DataType::kInt4: return fn(int8_t{});
+    case DataType::kUint8:
+    case DataType::kUint4: return fn(uint8_t{});
   }
   return fn(float{});
 }

@@ -1,6 +1,6 @@
 // 2-D pooling family: averagePool2d, l2Pool2d, maxPool2d. Window positions outside the input
 // (padding) are skipped: average divides by the in-bounds count. A window with no in-bounds
-// element gives 0 (average, l2) or the type's lowest value (max, -inf for floats).
+// element gives 0 (max too: WPT's maxPool2d "outputShapeRounding=ceil and symmetric padding").
 #pragma once
 #include "graph/op_def.h"
 

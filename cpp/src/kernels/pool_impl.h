@@ -40,7 +40,7 @@ struct PoolMath {
   static Lanes finish(Lanes acc, Lanes count) {
     if constexpr (Op == PoolOp::kAverage) return count > 0.0f ? acc / count : Lanes{};  // no element: 0
     if constexpr (Op == PoolOp::kL2) return sqrt_lanes(acc);
-    return acc;
+    return count > 0.0f ? acc : Lanes{};  // a window wholly in the padding gives 0, as WPT expects
   }
 };
 

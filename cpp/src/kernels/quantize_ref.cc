@@ -71,24 +71,36 @@ Kernel visit_float_type(DataType type, Fn&& fn) {
   if (type == DataType::kFloat16) return fn(float16{});
   return fn(float{});
 }
+// The storage type and the value range of a quantized type (int4/uint4 are stored one per byte).
+template <class Z, int64_t Lo, int64_t Hi>
+struct Quantized {
+  using type = Z;
+  static constexpr double lo = double(Lo), hi = double(Hi);
+};
+template <class Z>
+using FullRange = Quantized<Z, int64_t(std::numeric_limits<Z>::min()), int64_t(std::numeric_limits<Z>::max())>;
+
 template <class Fn>
 Kernel visit_quantized_type(DataType type, Fn&& fn) {
   switch (type) {
-    case DataType::kUint8: return fn(uint8_t{});
-    case DataType::kInt8: return fn(int8_t{});
-    case DataType::kUint32: return fn(uint32_t{});
-    default: return fn(int32_t{});
+    case DataType::kUint8: return fn(FullRange<uint8_t>{});
+    case DataType::kInt8: return fn(FullRange<int8_t>{});
+    case DataType::kUint4: return fn(Quantized<uint8_t, 0, 15>{});
+    case DataType::kInt4: return fn(Quantized<int8_t, -8, 7>{});
+    case DataType::kUint32: return fn(FullRange<uint32_t>{});
+    default: return fn(FullRange<int32_t>{});
   }
 }
 
-template <class T, class Z>
+template <class T, class Q>
 Kernel quantize_kernel(const BlockwiseLoop& loop) {
+  using Z = typename Q::type;
   return [loop](const KernelArgs& args) {
     const T* x = static_cast<const T*>(args.inputs[0]);
     const T* scale = static_cast<const T*>(args.inputs[1]);
     const Z* zero_point = static_cast<const Z*>(args.inputs[2]);
     Z* y = static_cast<Z*>(args.outputs[0]);
-    constexpr double lo = double(std::numeric_limits<Z>::min()), hi = double(std::numeric_limits<Z>::max());
+    constexpr double lo = Q::lo, hi = Q::hi;
     loop.run(args.pool, [&](int64_t first, int64_t count, int64_t p) {
       const float s = load(scale[p]);
       const double zp = double(zero_point[p]);
@@ -100,8 +112,9 @@ Kernel quantize_kernel(const BlockwiseLoop& loop) {
   };
 }
 
-template <class X, class S>
+template <class Q, class S>
 Kernel dequantize_kernel(const BlockwiseLoop& loop) {
+  using X = typename Q::type;
   return [loop](const KernelArgs& args) {
     const X* x = static_cast<const X*>(args.inputs[0]);
     const S* scale = static_cast<const S*>(args.inputs[1]);

@@ -132,6 +132,7 @@ Tensor Context::create_constant_tensor(const OperandDescriptor& descriptor, cons
   if (byte_length != descriptor.byte_length())
     throw_type_error(str_cat("createConstantTensor: the buffer has ", byte_length, " bytes but ",
                              descriptor.to_string(), " needs ", descriptor.byte_length()));
+  check_element_values(descriptor.data_type, data, byte_length, "createConstantTensor");
   auto t = std::make_shared<TensorImpl>();
   t->context = impl_;
   t->desc.data_type = descriptor.data_type;
@@ -160,6 +161,7 @@ void Context::write_tensor(const Tensor& tensor, const void* data, size_t byte_l
   if (byte_length != t->desc.byte_length())
     throw_type_error(str_cat("writeTensor: the buffer has ", byte_length, " bytes but the tensor ",
                              t->desc.to_string(), " needs ", t->desc.byte_length()));
+  check_element_values(t->desc.data_type, data, byte_length, "writeTensor");
   BufferPtr target = std::atomic_load(&t->data);
   if (!target) throw_type_error("writeTensor: the MLTensor is destroyed");
   // An idle timeline takes the bytes at once; otherwise copy them now (the caller may reuse its

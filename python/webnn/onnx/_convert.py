@@ -6,7 +6,7 @@ import numpy as np
 
 from .. import _core
 from .._api import MLGraphBuilder, create_context
-from .._errors import NotSupportedError
+from .._errors import DataError, MLError, NotSupportedError
 from . import _folding, _prepare
 from ._ops import HANDLERS
 
@@ -170,17 +170,27 @@ class Converter:
 
 
 def _as_model(model):
+    """An onnx.ModelProto from a ModelProto, a path, or the serialized bytes of a model (as ONNX
+    Runtime accepts them). A file or bytes that do not parse as ONNX raise webnn.DataError."""
     onnx = _prepare.onnx_module()
     if isinstance(model, onnx.ModelProto):
         return model
-    if isinstance(model, (str, bytes, os.PathLike)):
+    if isinstance(model, (bytes, bytearray, memoryview)):
+        what, load = "the serialized model", lambda: onnx.load_model_from_string(bytes(model))
+    elif isinstance(model, (str, os.PathLike)):
         path = os.fspath(model)
         if isinstance(path, bytes):
-            path = path.decode()
+            path = os.fsdecode(path)
         if not os.path.isfile(path):
             raise FileNotFoundError(f"webnn.onnx: no such model file: {path}")
-        return onnx.load(path)
-    raise TypeError(f"webnn.onnx: expected a path or an onnx.ModelProto, got {type(model).__name__}")
+        what, load = path, lambda: onnx.load(path)
+    else:
+        raise TypeError("webnn.onnx: expected a path, serialized model bytes or an onnx.ModelProto, "
+                        f"got {type(model).__name__}")
+    try:
+        return load()
+    except Exception as error:  # protobuf's DecodeError, or a truncated/foreign file
+        raise DataError(f"webnn.onnx: {what} is not a valid ONNX model ({type(error).__name__}: {error})") from error
 
 
 def convert(model, context=None, *, override_dims=None, input_shapes=None, builder=None):
@@ -199,8 +209,22 @@ def convert(model, context=None, *, override_dims=None, input_shapes=None, build
         context = builder.context if builder is not None and hasattr(builder, "context") else create_context()
     if builder is None:
         builder = MLGraphBuilder(context)
+    walk = {}
+    try:
+        return _convert_graph(model, builder, context, override_dims, input_shapes, walk)
+    except (TypeError, MLError, FileNotFoundError):
+        raise
+    except Exception as error:  # a malformed model that reached a corner of the importer
+        converter = walk.get("converter")
+        node = converter.node if converter is not None else None
+        where = f"node '{converter.label}' ({node.op_type})" if node is not None else "the model"
+        raise DataError(f"webnn.onnx: {where} could not be converted: malformed model? "
+                        f"({type(error).__name__}: {error})") from error
+
+
+def _convert_graph(model, builder, context, override_dims, input_shapes, walk):
     model, input_types = _prepare.pin_and_infer(model, override_dims, input_shapes)
-    converter = Converter(model, builder, context)
+    converter = walk["converter"] = Converter(model, builder, context)
     graph = model.graph
     inputs = {}
     for name, array in _prepare.initializers(graph).items():

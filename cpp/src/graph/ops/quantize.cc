@@ -10,8 +10,10 @@ namespace webnn {
 
 namespace {
 
+// int4/uint4 beyond the spec's list (the WPT corpus and Chromium have them; see docs/dtypes).
 constexpr DataTypeSet kQuantizedTypes = type_bit(DataType::kUint8) | type_bit(DataType::kInt8) |
-                                        type_bit(DataType::kUint32) | type_bit(DataType::kInt32);
+                                        type_bit(DataType::kUint32) | type_bit(DataType::kInt32) |
+                                        type_bit(DataType::kUint4) | type_bit(DataType::kInt4);
 
 // The shared shape rules: equal ranks, scale.shape == zeroPoint.shape, blockwise broadcastable.
 void check_quantization_params(const OpView& op) {
