@@ -238,7 +238,7 @@ GRAPH_ERRORS = [
     (("v1", "v3"), r"unsupported format version 'v3'"),
     (("v1", ""), r"expected the format version"),
     (("f32[2, 4]", "f33[2, 4]"), r"unknown data type 'f33'"),
-    (("f32[2, 4]", "i4[2, 4]"), r"4-bit data type 'i4' is not supported"),
+    (("f32[2, 4]", "i4[2, 4]"), r"line 4: \[h\] matmul: a has unsupported data type int4"),
     (("f32[2, 4]", "f32[2, 0]"), r"a dimension is 0"),
     (("f32[2, 4]", "f32[2, 4294967296]"), r"out of range"),
     (("f32[2, 4]", "f32[2, -4]"), r"a dimension -4 is out of range"),
@@ -694,3 +694,87 @@ def test_bundled_digits_model(context):
     size = sum(os.path.getsize(os.path.join(os.path.dirname(models.DIGITS), n))
                for n in os.listdir(os.path.dirname(models.DIGITS)))
     assert size < 1_000_000
+
+
+# ---------------------------------------------------------------- int4 / uint4 (nibble-packed in files)
+FOUR_BIT = """\
+webnn_graph "four" v1 {
+  inputs  { x: f32[5]; }
+  consts  { s: f32[1] @scalar(0.5); zq: i4[1] @bytes([9]); zu: u4[1] @scalar(3);
+            q: i4[5] @weights("q"); u: u4[5] @weights("u"); }
+  nodes   { a = dequantizeLinear(q, s, zq); b = dequantizeLinear(u, s, zu);
+            c = quantizeLinear(x, s, zq); d = dequantizeLinear(c, s, zq); }
+  outputs { a; b; d; }
+}
+"""
+Q4 = np.array([-8, -1, 0, 7, 3], np.int8)
+U4 = np.array([0, 15, 1, 8, 3], np.uint8)
+
+
+def write_packed(stem, tensors):
+    """A WGWT blob of nibble-packed (data type, values) tensors: element 2i low, 2i+1 high."""
+    blob = bytearray(b"WGWT" + struct.pack("<I", 1))
+    manifest = {"format": "wg-weights-manifest", "version": 1, "endianness": "little", "tensors": {}}
+    for key, (data_type, values) in tensors.items():
+        nibbles = [int(v) & 15 for v in values] + [0]
+        packed = bytes(nibbles[i] | nibbles[i + 1] << 4 for i in range(0, len(values), 2))
+        manifest["tensors"][key] = {"dataType": data_type, "shape": [len(values)], "byteOffset": len(blob),
+                                    "byteLength": len(packed), "layout": "row-major"}
+        blob += packed
+    with open(stem + ".manifest.json", "w") as f:
+        json.dump(manifest, f)
+    with open(stem + ".weights", "wb") as f:
+        f.write(blob)
+    return blob
+
+
+def four_bit_reference(x):
+    s, zq, zu = 0.5, -7, 3  # @bytes([9]) is the nibble 9: int4 -7
+    c = np.clip(np.rint(x.astype(np.float32) / np.float32(s)) + zq, -8, 7)
+    return {"a": (Q4 - zq) * s, "b": (U4.astype(np.int64) - zu) * s, "d": (c - zq) * s}
+
+
+def check_four_bit(graph):
+    x = np.array([-10, -0.75, 0.25, 1.5, 9], np.float32)
+    out = graph.compute({"x": x})
+    for name, expected in four_bit_reference(x).items():
+        np.testing.assert_array_equal(out[name], expected.astype(np.float32), err_msg=name)
+
+
+def test_four_bit_constants_load_nibble_packed(tmp_path, context):
+    (tmp_path / "four.webnn").write_text(FOUR_BIT)
+    write_packed(str(tmp_path / "four"), {"q": ("int4", Q4), "u": ("uint4", U4)})
+    check_four_bit(webnn.load(tmp_path / "four.webnn", context))
+
+
+@pytest.mark.parametrize("fmt,path", [("text", "copy.webnn"), ("json", "copy.json")])
+def test_four_bit_round_trip(tmp_path, context, fmt, path):
+    (tmp_path / "four.webnn").write_text(FOUR_BIT)
+    blob = write_packed(str(tmp_path / "four"), {"q": ("int4", Q4), "u": ("uint4", U4)})
+    webnn.save(tmp_path / path, webnn.load(tmp_path / "four.webnn", context), format=fmt)
+    stem = str(tmp_path / path).rsplit(".", 1)[0]
+    manifest = json.loads(open(stem + ".manifest.json").read())
+    assert {k: v["byteLength"] for k, v in manifest["tensors"].items()} == {"q": 3, "u": 3}
+    assert open(stem + ".weights", "rb").read() == bytes(blob)  # the same packing, byte for byte
+    text = (tmp_path / path).read_text()
+    assert ("@bytes([9])" in text) if fmt == "text" else ('"bytes": [9]' in text)
+    check_four_bit(webnn.load(tmp_path / path, context))
+
+
+def test_four_bit_errors(tmp_path, context):
+    (tmp_path / "four.webnn").write_text(FOUR_BIT)
+    write_packed(str(tmp_path / "four"), {"q": ("int4", Q4), "u": ("uint4", U4)})
+    manifest = json.loads((tmp_path / "four.manifest.json").read_text())
+    manifest["tensors"]["q"]["byteLength"] = 5  # unpacked size
+    (tmp_path / "four.manifest.json").write_text(json.dumps(manifest))
+    assert re.search(r"byteLength 5 does not match int4 \[5\] \(3 bytes, nibble-packed\)",
+                     load_error(tmp_path / "four.webnn"))
+    (tmp_path / "bytes.webnn").write_text(FOUR_BIT.replace("@bytes([9])", "@bytes([9, 1])"))
+    write_packed(str(tmp_path / "bytes"), {"q": ("int4", Q4), "u": ("uint4", U4)})
+    assert "@bytes holds 2 bytes but i4[1] needs 1 (nibble-packed)" in load_error(tmp_path / "bytes.webnn")
+    builder = webnn.MLGraphBuilder(context)
+    q = builder.constant({"dataType": "int4", "shape": [5]}, Q4)
+    y = builder.dequantize_linear(q, builder.constant(np.ones(5, np.float32)), builder.constant(
+        {"dataType": "int4", "shape": [5]}, np.zeros(5, np.int8)))
+    with pytest.raises(webnn.DataError, match="safetensors cannot hold"):
+        webnn.save(tmp_path / "st.webnn", {"y": y}, weights="safetensors")

@@ -29,8 +29,9 @@ SPECIAL_NUMBERS = [b"0", b"-1", b"1", b"65", b"2147483647", b"2147483648", b"429
                    b"1e400", b"-1e400", b"nan", b"inf", b"1.5", b"99999999999999999999999", b"-0"]
 
 
-def seed_outputs(builder):
-    """A model that touches many ops and data types (its graph, weights and scalars)."""
+def seed_outputs(builder, four_bit):
+    """A model that touches many ops and data types (its graph, weights and scalars; int4 weights
+    unless the format cannot hold them)."""
     rng = np.random.default_rng(0)
     x = builder.input("x", data_type="float32", shape=[1, 2, 6, 6])
     w = builder.constant(rng.normal(size=(3, 2, 3, 3)).astype(np.float32))
@@ -47,7 +48,12 @@ def seed_outputs(builder):
                                   builder.constant(np.zeros((1, 1), np.int8)))
     half = builder.cast(builder.softmax(flat, 1), "float16")
     scaled = builder.mul(gathered, builder.constant("float32", 0.25))
-    return {"scaled": scaled, "d": d, "half": half}
+    outputs = {"scaled": scaled, "d": d, "half": half}
+    if four_bit:
+        q4 = builder.constant({"dataType": "int4", "shape": [3, 3]}, rng.integers(-8, 7, (3, 3), endpoint=True).astype(np.int8))
+        zero = builder.constant({"dataType": "int4", "shape": [1, 3]}, np.array([[0, -1, 7]], np.int8))
+        outputs["w4"] = builder.dequantize_linear(q4, builder.constant(np.full((1, 3), 0.1, np.float32)), zero)
+    return outputs
 
 
 def onnx_seed():
@@ -90,7 +96,7 @@ class FileFuzzer:
                                               ("text-safetensors", "m.webnn", "text", "safetensors")]:
             folder = os.path.join(self.work, "seed-" + kind)
             os.makedirs(folder)
-            outputs = seed_outputs(webnn.MLGraphBuilder(self.context))
+            outputs = seed_outputs(webnn.MLGraphBuilder(self.context), four_bit=weights != "safetensors")
             webnn.save(os.path.join(folder, graph_name), outputs, format=fmt, weights=weights)
             seeds[kind] = {name: open(os.path.join(folder, name), "rb").read() for name in sorted(os.listdir(folder))}
         return seeds

@@ -93,10 +93,6 @@ std::optional<DataType> parse_any_type_name(const std::string& name) {
   return std::nullopt;
 }
 
-bool is_4bit_type_name(const std::string& name) {
-  return name == "i4" || name == "u4" || name == "int4" || name == "uint4" || name == "Int4" || name == "Uint4";
-}
-
 bool is_identifier(const std::string& s) {
   if (s.empty()) return false;
   auto first = [](char c) { return std::isalpha((unsigned char)c) || c == '_' || c == '/' || c == '$'; };
@@ -214,6 +210,29 @@ std::optional<uint64_t> checked_byte_length(DataType type, const std::vector<uin
     if (count > kMaxDimension) return std::nullopt;
   }
   return count * data_type_size(type);
+}
+
+bool is_4bit(DataType type) { return type == DataType::kInt4 || type == DataType::kUint4; }
+
+std::optional<uint64_t> checked_stored_length(DataType type, const std::vector<uint32_t>& shape) {
+  auto bytes = checked_byte_length(type, shape);
+  if (bytes && is_4bit(type)) return (*bytes + 1) / 2;
+  return bytes;
+}
+
+std::vector<uint8_t> pack_nibbles(const std::vector<uint8_t>& values) {
+  std::vector<uint8_t> packed((values.size() + 1) / 2, 0);
+  for (size_t i = 0; i < values.size(); ++i) packed[i / 2] |= uint8_t((values[i] & 0x0f) << (i % 2 ? 4 : 0));
+  return packed;
+}
+
+std::vector<uint8_t> unpack_nibbles(DataType type, const uint8_t* packed, size_t count) {
+  std::vector<uint8_t> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    const int nibble = (packed[i / 2] >> (i % 2 ? 4 : 0)) & 0x0f;
+    values[i] = uint8_t(type == DataType::kInt4 && nibble >= 8 ? nibble - 16 : nibble);  // sign-extended
+  }
+  return values;
 }
 
 std::string read_file(const std::string& path) {

@@ -24,7 +24,6 @@ std::string at_line(const std::string& source, int line);
 const char* short_type_name(DataType type);
 // Accepts short names, long names and the capitalised forms some converters write ("Float32").
 std::optional<DataType> parse_any_type_name(const std::string& name);
-bool is_4bit_type_name(const std::string& name);
 
 bool is_valid_utf8(const std::string& s);
 
@@ -46,6 +45,13 @@ std::optional<Number> parse_number(const std::string& token);
 // Element count and byte length with overflow checks; nullopt when the shape is not valid for
 // this engine (zero dimension, too many elements).
 std::optional<uint64_t> checked_byte_length(DataType type, const std::vector<uint32_t>& shape);
+
+// In files (weights, @bytes, inlineBytes), int4/uint4 are nibble-packed: element 2i in the low
+// nibble of byte i, element 2i+1 in its high nibble. In memory they take a byte each.
+bool is_4bit(DataType type);
+std::optional<uint64_t> checked_stored_length(DataType type, const std::vector<uint32_t>& shape);
+std::vector<uint8_t> pack_nibbles(const std::vector<uint8_t>& values);
+std::vector<uint8_t> unpack_nibbles(DataType type, const uint8_t* packed, size_t count);
 
 // Whole-file read and write; throws DataError naming the file.
 std::string read_file(const std::string& path);

@@ -78,7 +78,6 @@ class JsonModelReader {
   DataType read_type(const JsonValue& object, const std::string& what) const {
     const JsonValue& v = member(object, "dataType", what);
     require(v, Type::kString, str_cat(what, ": \"dataType\""));
-    if (is_4bit_type_name(v.text)) error(v, str_cat(what, ": 4-bit data type '", v.text, "' is not supported by this engine"));
     auto type = parse_any_type_name(v.text);
     if (!type) error(v, str_cat(what, ": unknown data type '", v.text, "'"));
     return *type;
@@ -161,7 +160,7 @@ class JsonModelReader {
           error(b, str_cat(what, ": \"bytes\" holds integers in [0, 255]"));
         c.data.push_back(uint8_t(n->i));
       }
-      check_inline_bytes(c, at_line(source_, decl.line));
+      decode_inline_bytes(c, at_line(source_, decl.line));
     } else {
       error(kind, str_cat(what, ": unknown init kind '", kind.text, "' (expected weights, scalar or inlineBytes)"));
     }
@@ -286,7 +285,8 @@ std::string model_to_json(const Model& model) {
       case ModelConstant::Init::kScalar: out << "{\"kind\": \"scalar\", \"value\": " << json_number(c.scalar) << "}"; break;
       case ModelConstant::Init::kBytes: {
         out << "{\"kind\": \"inlineBytes\", \"bytes\": [";
-        for (size_t b = 0; b < c.data.size(); ++b) out << (b ? ", " : "") << int(c.data[b]);
+        const std::vector<uint8_t> bytes = inline_bytes(c);
+        for (size_t b = 0; b < bytes.size(); ++b) out << (b ? ", " : "") << int(bytes[b]);
         out << "]}";
         break;
       }

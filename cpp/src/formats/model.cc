@@ -71,12 +71,19 @@ std::vector<uint8_t> scalar_fill(const OperandDescriptor& descriptor, const Numb
   return data;
 }
 
-void check_inline_bytes(const ModelConstant& constant, const std::string& where) {
-  auto bytes = checked_byte_length(constant.descriptor.data_type, constant.descriptor.shape);
+void decode_inline_bytes(ModelConstant& constant, const std::string& where) {
+  const DataType type = constant.descriptor.data_type;
+  auto bytes = checked_stored_length(type, constant.descriptor.shape);
   if (!bytes || constant.data.size() != *bytes)
     fail(where, str_cat("constant '", constant.name, "': @bytes holds ", constant.data.size(), " bytes but ",
-                        short_type_name(constant.descriptor.data_type), shape_to_string(constant.descriptor.shape),
-                        " needs ", bytes ? std::to_string(*bytes) : std::string("more")));
+                        short_type_name(type), shape_to_string(constant.descriptor.shape), " needs ",
+                        bytes ? std::to_string(*bytes) : std::string("more"), is_4bit(type) ? " (nibble-packed)" : ""));
+  if (is_4bit(type))
+    constant.data = unpack_nibbles(type, constant.data.data(), element_count(constant.descriptor.shape));
+}
+
+std::vector<uint8_t> inline_bytes(const ModelConstant& constant) {
+  return is_4bit(constant.descriptor.data_type) ? pack_nibbles(constant.data) : constant.data;
 }
 
 }  // namespace formats

@@ -13,8 +13,10 @@ Model parse_json_model(const std::string& text, const std::string& source);
 
 // The bytes of a @scalar constant: `value` cast to the constant's type, repeated.
 std::vector<uint8_t> scalar_fill(const OperandDescriptor& descriptor, const Number& value, const std::string& where);
-// Checks a constant's @bytes length against its type.
-void check_inline_bytes(const ModelConstant& constant, const std::string& where);
+// Checks a constant's @bytes length against its type; unpacks nibble-packed int4/uint4.
+void decode_inline_bytes(ModelConstant& constant, const std::string& where);
+// The bytes a constant's @bytes/inlineBytes form holds (int4/uint4 packed).
+std::vector<uint8_t> inline_bytes(const ModelConstant& constant);
 
 // Weights files. `resolve` fills the data of every @weights constant of `model`.
 struct WeightsLocation {

@@ -270,9 +270,8 @@ class TextParser {
   DataType parse_type_name() {
     const Token& t = peek();
     if (t.kind != Tok::kIdent) error(str_cat("expected a data type (f32, f16, i32, ...), got ", describe(t)));
-    if (is_4bit_type_name(t.text)) error(str_cat("4-bit data type '", t.text, "' is not supported by this engine"));
     auto type = parse_any_type_name(t.text);
-    if (!type) error(str_cat("unknown data type '", t.text, "' (expected f32, f16, i32, u32, i64, u64, i8 or u8)"));
+    if (!type) error(str_cat("unknown data type '", t.text, "' (expected f32, f16, i32, u32, i64, u64, i8, u8, i4 or u4)"));
     take();
     return *type;
   }
@@ -354,7 +353,7 @@ class TextParser {
           take();
         }
         take();
-        check_inline_bytes(c, at_line(source_, c.line));
+        decode_inline_bytes(c, at_line(source_, c.line));
       } else {
         error(str_cat("unknown constant annotation '@", kind, "' (expected @weights, @scalar or @bytes)"));
       }

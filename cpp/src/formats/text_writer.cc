@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "formats/format_util.h"
+#include "formats/model_io.h"
 #include "graph/op_def.h"
 
 namespace webnn {
@@ -58,7 +59,8 @@ std::string model_to_text(const Model& model) {
         case ModelConstant::Init::kScalar: out << "@scalar(" << formats::format_number(c.scalar) << ")"; break;
         case ModelConstant::Init::kBytes: {
           out << "@bytes([";
-          for (size_t b = 0; b < c.data.size(); ++b) out << (b ? ", " : "") << int(c.data[b]);
+          const std::vector<uint8_t> bytes = formats::inline_bytes(c);
+          for (size_t b = 0; b < bytes.size(); ++b) out << (b ? ", " : "") << int(bytes[b]);
           out << "])";
           break;
         }

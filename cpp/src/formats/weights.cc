@@ -48,8 +48,10 @@ const char* safetensors_type_name(DataType type) {
     case DataType::kUint64: return "U64";
     case DataType::kInt8: return "I8";
     case DataType::kUint8: return "U8";
+    case DataType::kInt4:
+    case DataType::kUint4: break;  // safetensors has no 4-bit integers
   }
-  return "?";
+  return "";
 }
 
 class WeightsReader {
@@ -84,11 +86,12 @@ class WeightsReader {
 
   // Checks a slice's length against dtype x shape and its bytes against the file.
   void check(const std::string& tensor, const TensorSlice& s, uint64_t data_start, uint64_t file_size) const {
-    auto expected = checked_byte_length(s.data_type, s.shape);
+    auto expected = checked_stored_length(s.data_type, s.shape);
     if (!expected) error(tensor, "the shape has more than 2^31-1 elements");
     if (s.length != *expected)
       error(tensor, str_cat("byteLength ", s.length, " does not match ", data_type_name(s.data_type), " ",
-                            shape_to_string(s.shape), " (", *expected, " bytes)"));
+                            shape_to_string(s.shape), " (", *expected, " bytes", is_4bit(s.data_type) ? ", nibble-packed" : "",
+                            ")"));
     if (s.offset < data_start)
       error(tensor, str_cat("byteOffset ", s.offset, " points into the file's ", data_start, "-byte header"));
     if (s.offset > file_size || s.length > file_size - s.offset)
@@ -125,7 +128,6 @@ class WeightsReader {
       if (entry.type != Type::kObject) error(name, "the manifest entry must be an object");
       const JsonValue* type = entry.find("dataType");
       if (!type || type->type != Type::kString) error(name, "has no \"dataType\"");
-      if (is_4bit_type_name(type->text)) error(name, str_cat("4-bit data type '", type->text, "' is not supported"));
       auto data_type = parse_any_type_name(type->text);
       if (!data_type) error(name, str_cat("unknown data type '", type->text, "'"));
       if (const JsonValue* layout = entry.find("layout"))
@@ -155,7 +157,7 @@ class WeightsReader {
       if (!type || type->type != Type::kString) error(name, "has no \"dtype\"");
       std::optional<DataType> data_type;
       for (int i = 0; i < kDataTypeCount; ++i)
-        if (type->text == safetensors_type_name(DataType(i))) data_type = DataType(i);
+        if (!is_4bit(DataType(i)) && type->text == safetensors_type_name(DataType(i))) data_type = DataType(i);
       if (!data_type) error(name, str_cat("unsupported dtype '", type->text, "'"));
       const JsonValue* offsets = entry.find("data_offsets");
       if (!offsets || offsets->type != Type::kArray || offsets->items.size() != 2)
@@ -237,12 +239,16 @@ void read_weights(Model& model, const WeightsLocation& location) {
     auto it = slices.find(c->key);
     if (it == slices.end()) fail(where, str_cat(listing, " has no tensor '", c->key, "'"));
     const TensorSlice& s = it->second;
-    auto declared = checked_byte_length(c->descriptor.data_type, c->descriptor.shape);
+    auto declared = checked_stored_length(c->descriptor.data_type, c->descriptor.shape);
     if (s.data_type != c->descriptor.data_type || !declared || s.length != *declared)
       fail(where, str_cat("the graph declares ", data_type_name(c->descriptor.data_type), " ",
                           shape_to_string(c->descriptor.shape), " but ", listing, " has tensor '", c->key, "' as ",
                           data_type_name(s.data_type), " ", shape_to_string(s.shape)));
-    c->data.assign(file.begin() + std::ptrdiff_t(s.offset), file.begin() + std::ptrdiff_t(s.offset + s.length));
+    const auto* bytes = reinterpret_cast<const uint8_t*>(file.data()) + s.offset;
+    if (is_4bit(s.data_type))
+      c->data = unpack_nibbles(s.data_type, bytes, element_count(s.shape));
+    else
+      c->data.assign(bytes, bytes + s.length);
   }
 }
 
@@ -267,6 +273,10 @@ void write_weights(const Model& model, const std::string& graph_path, WeightsFor
   if (tensors.empty()) return;
   const std::string base = dir_of(graph_path) + stem_of(graph_path);
   if (format == WeightsFormat::kSafetensors) {
+    for (const ModelConstant* c : tensors)
+      if (is_4bit(c->descriptor.data_type))
+        throw Error(ErrorKind::kDataError, str_cat("save: constant '", c->name, "' is ", data_type_name(c->descriptor.data_type),
+                                                   ", which safetensors cannot hold; save its weights as \"blob\""));
     std::ostringstream header;
     header << "{";
     uint64_t offset = 0;
@@ -297,11 +307,12 @@ void write_weights(const Model& model, const std::string& graph_path, WeightsFor
            << "  \"tensors\": {";
   for (size_t i = 0; i < tensors.size(); ++i) {
     const ModelConstant& c = *tensors[i];
+    const std::vector<uint8_t> stored = is_4bit(c.descriptor.data_type) ? pack_nibbles(c.data) : c.data;
     manifest << (i ? ",\n" : "\n") << "    " << quote(c.key) << ": {\"dataType\": \""
              << data_type_name(c.descriptor.data_type) << "\", \"shape\": " << shape_to_string(c.descriptor.shape)
-             << ", \"byteOffset\": " << blob.size() << ", \"byteLength\": " << c.data.size()
+             << ", \"byteOffset\": " << blob.size() << ", \"byteLength\": " << stored.size()
              << ", \"layout\": \"row-major\"}";
-    blob.append(reinterpret_cast<const char*>(c.data.data()), c.data.size());
+    blob.append(reinterpret_cast<const char*>(stored.data()), stored.size());
   }
   manifest << "\n  }\n}\n";
   write_file(base + ".manifest.json", manifest.str());
