@@ -236,3 +236,34 @@ def test_matmul_add_of_a_column_is_not_fused(context):
     graph = builder.build({"y": y})
     assert _core.plan_steps(graph) == ["matmul", "add"]
     np.testing.assert_allclose(graph.compute({"a": a})["y"], a.astype(np.float64) @ b + column, rtol=1e-5, atol=1e-5)
+
+
+# ---------------------------------------------------------------- one copy of each constant
+def test_packed_weights_keep_no_raw_copy(context):
+    rng = np.random.default_rng(5)
+    w = rng.normal(size=(64, 32)).astype(np.float32)
+    f = rng.normal(size=(8, 3, 3, 3)).astype(np.float32)
+    bias = rng.normal(size=(8,)).astype(np.float32)
+    shift = rng.normal(size=(32,)).astype(np.float32)
+    builder = webnn.MLGraphBuilder(context)
+    x = builder.input("x", data_type="float32", shape=[4, 64])
+    img = builder.input("img", data_type="float32", shape=[1, 3, 6, 6])
+    y = builder.add(builder.matmul(x, builder.constant(w)), builder.constant(shift))  # shift: fused bias row
+    z = builder.conv2d(img, builder.constant(f), bias=builder.constant(bias))
+    shared = builder.constant(w)
+    twice = builder.add(builder.matmul(x, shared), builder.reduce_sum(shared, axes=[0], keep_dimensions=True))
+    graph = builder.build({"y": y, "z": z, "twice": twice})
+    # Packed: w, f, bias. Read raw at run time: shift (the fused bias row) and `shared` (also summed).
+    assert webnn._core.plan_constant_bytes(graph) == shift.nbytes + w.nbytes
+    del builder, x, img, y, z, shared, twice
+    xv = rng.normal(size=(4, 64)).astype(np.float32)
+    iv = rng.normal(size=(1, 3, 6, 6)).astype(np.float32)
+    out = graph.compute({"x": xv, "img": iv})
+    np.testing.assert_allclose(out["y"], xv @ w + shift, rtol=1e-4, atol=1e-4)
+    np.testing.assert_allclose(out["twice"], xv @ w + w.sum(axis=0), rtol=1e-4, atol=1e-4)
+    ref = np.zeros((1, 8, 4, 4))
+    for o in range(8):
+        for i in range(4):
+            for j in range(4):
+                ref[0, o, i, j] = np.sum(iv[0, :, i:i + 3, j:j + 3] * f[o]) + bias[o]
+    np.testing.assert_allclose(out["z"], ref, rtol=1e-4, atol=1e-4)

@@ -44,6 +44,19 @@ void init_diagnostics(py::module_& m) {
         return graph.impl()->plan->arena_bytes;
       },
       py::arg("graph"), "The size of the compiled graph's arena for intermediate values, in bytes.");
+  m.def(
+      "plan_constant_bytes",
+      [](const webnn::Graph& graph) -> size_t {
+        size_t total = 0;
+        if (graph.destroyed()) return total;
+        for (const auto& c : graph.impl()->plan->constants) total += c->size();
+        return total;
+      },
+      py::arg("graph"),
+      "The bytes of raw constants the compiled graph keeps (weights a kernel packed are held only "
+      "in its packed form and are not counted).");
+  m.def("release_free_memory", &webnn::release_free_memory,
+        "Returns freed heap memory to the operating system (glibc's malloc_trim).");
   m.def("fma_peak_isa", [] { return std::string(webnn::fma_peak_loop().isa); },
         "The ISA of the loop measure_fma_peak runs.");
 }

@@ -258,6 +258,7 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
 
   // 3. Lowering, in creation (= topological) order.
   std::vector<int> alias_root(operand_count);
+  std::vector<bool> raw_use(operand_count, false);  // read at run time (not only copied by a kernel)
   for (size_t i = 0; i < operand_count; ++i) alias_root[i] = int(i);
   for (size_t position = 0; position < ir.nodes.size(); ++position) {
     if (!live_node[position]) continue;
@@ -272,6 +273,7 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
     }
     const Node& node = ir.nodes[n];
     Step step{{}, node.inputs, node.outputs, node.def, node.label, fusion[n].absorbed_ops};
+    std::vector<bool> copied(step.inputs.size() + 1, false);
     if (fusion[n].output >= 0) step.outputs = {fusion[n].output};
     if (fusion[n].residual >= 0) step.inputs.push_back(fusion[n].residual);
     if (node.def->is_view) {
@@ -285,7 +287,11 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
       std::vector<OperandDescriptor> out_descs;
       for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);
       step.kernel = node.def->lower(view, out_descs);
+      for (int k : view.copied_constants())
+        if (k >= 0) copied[size_t(k)] = true;
     }
+    for (size_t k = 0; k < step.inputs.size(); ++k)
+      if (!copied[k]) raw_use[size_t(alias_root[step.inputs[k]])] = true;
     plan->steps.push_back(std::move(step));
   }
 
@@ -295,7 +301,7 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
     const OperandInfo& info = ir.operands[i];
     if (!seen[i]) continue;
     if (info.kind == OperandInfo::Kind::kInput) plan->inputs.push_back({info.name, int(i)});
-    if (info.kind == OperandInfo::Kind::kConstant) {
+    if (info.kind == OperandInfo::Kind::kConstant && raw_use[i]) {  // packed-only constants: no raw copy
       plan->constants.push_back(info.constant_data);
       plan->base_pointers[i] = info.constant_data->data();
     }

@@ -45,6 +45,10 @@ class AlignedBuffer {
 };
 using BufferPtr = std::shared_ptr<AlignedBuffer>;
 
+// Returns freed heap memory to the OS (glibc keeps it otherwise: after a model's import and
+// packing, most of the process's RSS). A no-op elsewhere.
+void release_free_memory();
+
 // int4/uint4 data (one value per byte) must lie in [-8, 7] / [0, 15]; throws TypeError naming
 // the first value outside. Other types accept every bit pattern.
 void check_element_values(DataType type, const void* data, size_t byte_length, const std::string& what);

@@ -65,7 +65,7 @@ CpuIsa choose() {
 }  // namespace
 
 CpuIsa detected_isa() {
-  static const CpuIsa isa = detect();
+  static const CpuIsa isa = int(detect()) > WEBNN_MAX_ISA_LEVEL ? CpuIsa(WEBNN_MAX_ISA_LEVEL) : detect();
   return isa;
 }
 

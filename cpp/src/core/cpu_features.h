@@ -1,12 +1,28 @@
 // CPU feature detection and the ISA level kernels run at.
 #pragma once
 
+// The highest level whose kernels are compiled in (CMake's WEBNN_MAX_ISA): 0 ref, 1 avx2, 2 avx512.
+#ifndef WEBNN_MAX_ISA_LEVEL
+#define WEBNN_MAX_ISA_LEVEL 2
+#endif
+#if (defined(__x86_64__) || defined(_M_X64)) && WEBNN_MAX_ISA_LEVEL >= 1
+#define WEBNN_HAS_AVX2_KERNELS 1
+#else
+#define WEBNN_HAS_AVX2_KERNELS 0
+#endif
+#if (defined(__x86_64__) || defined(_M_X64)) && WEBNN_MAX_ISA_LEVEL >= 2
+#define WEBNN_HAS_AVX512_KERNELS 1
+#else
+#define WEBNN_HAS_AVX512_KERNELS 0
+#endif
+
 namespace webnn {
 
 enum class CpuIsa { kRef = 0, kAvx2 = 1, kAvx512 = 2 };
 
 const char* isa_name(CpuIsa isa);
-// The best level this CPU and OS support (cpuid + xgetbv), detected once.
+// The best level this CPU and OS support (cpuid + xgetbv) and this build has kernels for,
+// detected once.
 CpuIsa detected_isa();
 // The level in use: detected_isa(), lowered by WEBNN_CPU_ISA=ref|avx2|avx512 when set. A forced
 // level above what the CPU supports falls back to the detected one.

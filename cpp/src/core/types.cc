@@ -1,6 +1,9 @@
 #include <webnn/webnn.h>
 
 #include <new>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include "core/common.h"
 
@@ -47,6 +50,12 @@ AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
   std::memset(data_, 0, rounded);
 }
 AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+void release_free_memory() {
+#if defined(__GLIBC__)
+  malloc_trim(0);
+#endif
+}
 
 void check_element_values(DataType type, const void* data, size_t byte_length, const std::string& what) {
   if (type != DataType::kInt4 && type != DataType::kUint4) return;

@@ -269,6 +269,7 @@ Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& ou
       for (const auto& in : graph->plan->inputs) graph->input_descriptors[in.name] = ir->operands[in.id].desc;
       for (const auto& [name, id] : output_ids) graph->output_descriptors[name] = ir->operands[id].desc;
       context->register_graph(graph);
+      release_free_memory();  // what importing and packing the weights left behind
       future.resolve(Graph(graph));
     } catch (const Error& e) {
       future.reject(ErrorKind::kOperationError, std::string("build: compilation failed: ") + e.what());

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/common.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 
@@ -146,6 +147,10 @@ class OpView {
   // An add of a row of N values (shape [N] or [1, ..., 1, N]) to every row of the output, fused the
   // same way. Only ops with OpDef::fuses_column_bias.
   bool fused_column_bias = false;
+  // Constant operands the lowered kernel copied into its own (packed) form and never reads at run
+  // time; lowering marks them, and the plan then keeps no raw copy of one that nothing else reads.
+  void mark_copied_constant(const std::string& name) const { copied_constants_.push_back(input_index(name)); }
+  const std::vector<int>& copied_constants() const { return copied_constants_; }
 
  private:
   int index_of(const std::string& name) const;
@@ -153,15 +158,8 @@ class OpView {
   const std::vector<Attr>& args_;
   const std::vector<OperandInfo>& operands_;
   const std::string& label_;
+  mutable std::vector<int> copied_constants_;  // input indices
 };
-
-// ---- kernels
-struct KernelArgs {
-  const void* const* inputs;  // aligned with Node::inputs
-  void* const* outputs;       // aligned with Node::outputs
-  ThreadPool* pool;
-};
-using Kernel = std::function<void(const KernelArgs&)>;
 
 using InferFn = std::vector<OperandDescriptor> (*)(const OpView& op);
 using LowerFn = Kernel (*)(const OpView& op, const std::vector<OperandDescriptor>& outputs);

@@ -2,7 +2,7 @@
 #pragma once
 #include <limits>
 
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

@@ -9,7 +9,7 @@
 
 #include "kernels/kernel_util.h"
 #include "kernels/platform.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 
@@ -96,9 +96,11 @@ std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p) {
 void run_depthwise(const DepthwisePlan& plan, const DepthwiseWeights& w, const float* in, float* out,
                    ThreadPool* pool) {
   auto items = ref::depthwise_items;
-#if defined(__x86_64__) || defined(_M_X64)
+#if WEBNN_HAS_AVX512_KERNELS
   if (kernel_table().isa == CpuIsa::kAvx512) items = avx512::depthwise_items;
-  else if (kernel_table().isa == CpuIsa::kAvx2) items = avx2::depthwise_items;
+#endif
+#if WEBNN_HAS_AVX2_KERNELS
+  if (kernel_table().isa == CpuIsa::kAvx2) items = avx2::depthwise_items;
 #endif
   const size_t scratch_floats = plan.scratch_floats();
   pool->parallel_for(plan.work_items(), 1, [&](size_t begin, size_t end) {

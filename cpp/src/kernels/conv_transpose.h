@@ -1,6 +1,6 @@
 // Transposed convolution family.
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

@@ -6,7 +6,7 @@
 #include "kernels/conv_transpose.h"
 #include "kernels/gemm.h"
 #include "kernels/kernel_util.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

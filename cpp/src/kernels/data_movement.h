@@ -3,7 +3,7 @@
 //   - padding (constant, edge, reflection);
 //   - triangular masking.
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

@@ -7,7 +7,7 @@
 #include "kernels/elementwise.h"
 #include "kernels/kernel_util.h"
 #include "kernels/platform.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

@@ -1,7 +1,7 @@
 // Element-wise kernel family: broadcasting binary ops, predicates (uint8 0/1 results), where,
 // unary ops.
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

@@ -25,8 +25,10 @@ float portable_loop(uint64_t iterations, float scale, float offset) {
 FmaPeakLoop fma_peak_loop_portable() { return {"ref", 2 * kChains, portable_loop}; }
 
 FmaPeakLoop fma_peak_loop() {
-#if defined(__x86_64__) || defined(_M_X64)
+#if WEBNN_HAS_AVX512_KERNELS
   if (detected_isa() >= CpuIsa::kAvx512) return fma_peak_loop_avx512();
+#endif
+#if WEBNN_HAS_AVX2_KERNELS
   if (detected_isa() >= CpuIsa::kAvx2) return fma_peak_loop_avx2();
 #endif
   return fma_peak_loop_portable();

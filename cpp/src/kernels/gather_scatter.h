@@ -5,7 +5,7 @@
 // reads or writes out of bounds. Scatters apply updates in row-major index order: for duplicate
 // targets the last write wins.
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "kernels/gather_scatter.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

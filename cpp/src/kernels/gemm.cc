@@ -4,7 +4,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/platform.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

@@ -4,7 +4,7 @@
 #include <limits>
 #include <memory>
 
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

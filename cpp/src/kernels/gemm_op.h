@@ -1,6 +1,6 @@
 // The gemm operation: output[M, N] = alpha * A' * B' + beta * C (on the GEMM driver).
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

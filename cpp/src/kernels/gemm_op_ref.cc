@@ -8,7 +8,7 @@
 #include "kernels/gemm.h"
 #include "kernels/gemm_op.h"
 #include "kernels/pack_f32.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

@@ -3,7 +3,7 @@
 
 #include "kernels/gemm.h"
 #include "kernels/kernel_util.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

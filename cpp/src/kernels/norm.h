@@ -1,7 +1,7 @@
 // Normalization family: batchNormalization (given statistics) and the instance/layer
 // normalizations (statistics computed over some dims).
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 #include "kernels/reduce.h"
 
 namespace webnn {

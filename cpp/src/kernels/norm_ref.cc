@@ -9,7 +9,7 @@
 
 #include "kernels/norm.h"
 #include "kernels/platform.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

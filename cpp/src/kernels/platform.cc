@@ -14,7 +14,7 @@ namespace webnn {
 KernelTable kernel_table_for(CpuIsa isa) {
   KernelTable t{CpuIsa::kRef,         f32_gemm_4x16_ref(), &elementwise_loops_ref(), &unary_loops_ref(),
                 &data_movement_loops_ref(), &reduce_loops_ref(), &norm_loops_ref(), &pool_loops_ref()};
-#if defined(__x86_64__) || defined(_M_X64)
+#if WEBNN_HAS_AVX2_KERNELS
   if (isa >= CpuIsa::kAvx2 && detected_isa() >= CpuIsa::kAvx2) {
     t.isa = CpuIsa::kAvx2;
     t.gemm_f32 = f32_gemm_6x16_avx2();
@@ -25,6 +25,8 @@ KernelTable kernel_table_for(CpuIsa isa) {
     t.norm = &norm_loops_avx2();
     t.pool = &pool_loops_avx2();
   }
+#endif
+#if WEBNN_HAS_AVX512_KERNELS
   if (isa >= CpuIsa::kAvx512 && detected_isa() >= CpuIsa::kAvx512) {
     t.isa = CpuIsa::kAvx512;
     t.gemm_f32 = f32_gemm_14x32_avx512();

@@ -2,7 +2,7 @@
 // (padding) are skipped: average divides by the in-bounds count. A window with no in-bounds
 // element gives 0 (max too: WPT's maxPool2d "outputShapeRounding=ceil and symmetric padding").
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

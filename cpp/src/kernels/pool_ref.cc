@@ -10,7 +10,7 @@
 #include "kernels/platform.h"
 #include "kernels/pool.h"
 #include "kernels/reduce.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

@@ -4,7 +4,7 @@
 // their elements covers a contiguous block of input.shape[d] / param_shape[d] along every dim d
 // (blockwise broadcast; the caller has checked divisibility).
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

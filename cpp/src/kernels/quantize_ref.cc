@@ -5,7 +5,7 @@
 
 #include "kernels/kernel_util.h"
 #include "kernels/quantize.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

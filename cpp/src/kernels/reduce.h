@@ -4,7 +4,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 #include "kernels/gather_scatter.h"  // AxisSplit, split_at_axis
 #include "kernels/kernel_util.h"
 

@@ -1,6 +1,6 @@
 // resample2d: nearest-neighbour or bilinear resampling of two axes of a 4-D tensor.
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

@@ -1,6 +1,6 @@
 // Recurrent family: gru/gruCell and lstm/lstmCell. A cell is a one-step, one-direction sequence.
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 

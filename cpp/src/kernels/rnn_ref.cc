@@ -7,7 +7,7 @@
 #include "kernels/gemm.h"
 #include "kernels/pack_f32.h"
 #include "kernels/rnn.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 

@@ -6,7 +6,7 @@
 #include "kernels/kernel_util.h"
 #include "kernels/platform.h"
 #include "kernels/unary.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 namespace webnn {
 
@@ -39,10 +39,6 @@ Kernel copy_kernel(size_t bytes) {
   };
 }
 
-float cast_scalar(double value, DataType type) {
-  return float(number_to_double_as(Number::from_double(value), type));
-}
-
 }  // namespace
 
 Kernel make_unary_kernel(UnaryOp op, DataType type, size_t count, UnaryParams params) {
@@ -66,15 +62,6 @@ Kernel make_clamp_kernel(DataType type, size_t count, const void* min_value, con
 Kernel make_cast_kernel(DataType from, DataType to, size_t count) {
   if (from == to) return copy_kernel(count * data_type_size(from));  // exact, NaN payloads too
   return chunked_kernel(count, data_type_size(from), data_type_size(to), loops().cast(from, to));
-}
-
-UnaryParams unary_params(const OpView& op, DataType type) {
-  UnaryParams params;
-  for (const ParamSpec& spec : op.def().options) {
-    if (spec.name == "alpha") params.alpha = cast_scalar(op.real("alpha"), type);
-    if (spec.name == "beta") params.beta = cast_scalar(op.real("beta"), type);
-  }
-  return params;
 }
 
 }  // namespace webnn

@@ -1,7 +1,7 @@
 // Unary kernel family: element-wise math, activations, clamp and cast. Every kernel maps
 // element i of the input to element i of the output (same element count).
 #pragma once
-#include "graph/op_def.h"
+#include "kernels/kernel.h"
 
 namespace webnn {
 
@@ -42,28 +42,5 @@ struct UnaryLoops {
 const UnaryLoops& unary_loops_ref();
 const UnaryLoops& unary_loops_avx2();    // x86-64 only
 const UnaryLoops& unary_loops_avx512();  // x86-64 only
-
-// ---- OpDef helpers shared by the unary-shaped ops (same shape and data type as "input").
-
-inline std::vector<OperandDescriptor> infer_same_as_input(const OpView& op) { return {op.operand("input")}; }
-
-// Reads the optional alpha/beta options of `op` and casts them to `type` (CR-scalars).
-UnaryParams unary_params(const OpView& op, DataType type);
-
-template <UnaryOp Op>
-Kernel lower_unary(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  DataType type = outputs[0].data_type;
-  return make_unary_kernel(Op, type, outputs[0].element_count(), unary_params(op, type));
-}
-
-template <UnaryOp Op>
-OpDef unary_op_def(const char* name, DataTypeSet types, std::vector<ParamSpec> options = {}) {
-  return OpDef{name,
-               {{"input", ParamKind::kOperand}},
-               std::move(options),
-               {{"input", types, 0, kAnyRank}, {"output", types, 0, kAnyRank}},
-               infer_same_as_input,
-               lower_unary<Op>};
-}
 
 }  // namespace webnn

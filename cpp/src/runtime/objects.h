@@ -9,7 +9,7 @@
 
 #include "compiler/plan.h"
 #include "core/common.h"
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 #include "runtime/timeline.h"
 
 namespace webnn::detail {

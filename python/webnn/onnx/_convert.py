@@ -254,16 +254,17 @@ def _convert_graph(model, builder, context, override_dims, input_shapes, walk):
 
 
 def load(model, context=None, *, override_dims=None, input_shapes=None):
-    """Converts an ONNX model (a path or an ``onnx.ModelProto``) and returns the built MLGraph.
+    """Converts an ONNX model (a path, serialized bytes or an ``onnx.ModelProto``) and returns the
+    built MLGraph.
 
-    ``webnn.save(path, graph)`` can write the result as a ``.webnn`` model.
+    The graph keeps one copy of each weight (conv and matmul weights in their packed form only), so
+    it cannot be written back with ``webnn.save``: use :func:`convert_to_webnn` for a ``.webnn``
+    file, or :func:`convert` and save its outputs.
     """
     builder, _, outputs = convert(model, context, override_dims=override_dims, input_shapes=input_shapes)
     graph = builder.build(outputs)
-    try:
-        graph._webnn_outputs = outputs  # what webnn.save(path, graph) writes
-    except AttributeError:
-        pass
+    del builder, outputs  # the raw weights, now packed into the graph's kernels
+    _core.release_free_memory()
     return graph
 
 

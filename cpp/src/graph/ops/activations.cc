@@ -1,7 +1,7 @@
 // Activations: elu, gelu, hardSigmoid, hardSwish, leakyRelu, linear, relu, sigmoid, softplus,
 // softsign, tanh. alpha/beta are `double` options, cast to the input's data type when lowered.
 #include "graph/op_def.h"
-#include "kernels/unary.h"
+#include "graph/ops/unary_common.h"
 
 namespace webnn {
 

@@ -85,6 +85,10 @@ Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outp
   params.activation_min = op.activation_min;
   params.activation_max = op.activation_max;
   params.has_residual = op.fused_residual;
+  if (filter.constant_data && (!bias || bias->constant_data)) {  // the kernel packs both at build
+    op.mark_copied_constant("filter");
+    if (bias) op.mark_copied_constant("bias");
+  }
   return make_conv2d_kernel(outputs[0].data_type, params,
                             filter.constant_data ? filter.constant_data->data() : nullptr,
                             bias && bias->constant_data ? bias->constant_data->data() : nullptr);

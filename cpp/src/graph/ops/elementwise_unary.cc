@@ -1,7 +1,7 @@
 // Element-wise unary ops: abs, ceil, cos, erf, exp, floor, identity, log, neg, reciprocal,
 // roundEven, sign, sin, sqrt, tan.
 #include "graph/op_def.h"
-#include "kernels/unary.h"
+#include "graph/ops/unary_common.h"
 
 namespace webnn {
 

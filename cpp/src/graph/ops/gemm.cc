@@ -42,6 +42,7 @@ std::vector<OperandDescriptor> infer_gemm(const OpView& op) {
 
 Kernel lower_gemm(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const OperandInfo& b = op.info("b");
+  if (b.constant_data) op.mark_copied_constant("b");  // packed at build
   return make_gemm_op_kernel(outputs[0].data_type, gemm_params(op), b.constant_data ? b.constant_data->data() : nullptr);
 }
 

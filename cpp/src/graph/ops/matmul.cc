@@ -28,6 +28,7 @@ Kernel lower_matmul(const OpView& op, const std::vector<OperandDescriptor>& outp
   epilogue.column_bias = op.fused_column_bias;
   epilogue.min = op.activation_min;
   epilogue.max = op.activation_max;
+  if (b.constant_data) op.mark_copied_constant("b");  // packed at build
   return make_matmul_kernel(outputs[0].data_type, op.operand("a").shape, b.desc.shape, outputs[0].shape,
                             b.constant_data ? b.constant_data->data() : nullptr, epilogue);
 }

@@ -1,4 +1,4 @@
-#include "runtime/thread_pool.h"
+#include "core/thread_pool.h"
 
 #include <algorithm>
 #include <chrono>

@@ -1,0 +1,30 @@
+// OpDef helpers shared by the unary-shaped ops (same shape and data type as "input"): validation
+// and lowering onto the unary kernel family.
+#pragma once
+#include "graph/op_def.h"
+#include "kernels/unary.h"
+
+namespace webnn {
+
+inline std::vector<OperandDescriptor> infer_same_as_input(const OpView& op) { return {op.operand("input")}; }
+
+// Reads the optional alpha/beta options of `op` and casts them to `type` (CR-scalars).
+UnaryParams unary_params(const OpView& op, DataType type);
+
+template <UnaryOp Op>
+Kernel lower_unary(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
+  DataType type = outputs[0].data_type;
+  return make_unary_kernel(Op, type, outputs[0].element_count(), unary_params(op, type));
+}
+
+template <UnaryOp Op>
+OpDef unary_op_def(const char* name, DataTypeSet types, std::vector<ParamSpec> options = {}) {
+  return OpDef{name,
+               {{"input", ParamKind::kOperand}},
+               std::move(options),
+               {{"input", types, 0, kAnyRank}, {"output", types, 0, kAnyRank}},
+               infer_same_as_input,
+               lower_unary<Op>};
+}
+
+}  // namespace webnn
