@@ -29,3 +29,60 @@ def test_folder_includes_only_lower_layers(folder):
     bad = {str(path.relative_to(SRC)): sorted(used - ALLOWED[folder] - {folder})
            for path, used in includes_by_file(folder) if used - ALLOWED[folder] - {folder}}
     assert not bad, f"{folder}/ must include only {sorted(ALLOWED[folder]) or 'itself'}: {bad}"
+
+
+PYTHON = Path(__file__).resolve().parents[1] / "python" / "webnn"
+RELATIVE = re.compile(r"^\s*from\s+(\.+)([\w.]*)\s+import\s+([\w, ()]+)", re.MULTILINE)
+
+
+def _module_name(path):
+    parts = path.relative_to(PYTHON.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _python_imports():
+    """{module: {modules it imports}}, lazy (function-level) relative imports included."""
+    graph = {}
+    for path in sorted(PYTHON.rglob("*.py")):
+        module = _module_name(path)
+        package = module if path.name == "__init__.py" else module.rsplit(".", 1)[0]
+        targets = set()
+        for dots, name, names in RELATIVE.findall(path.read_text()):
+            base = package.split(".")[: len(package.split(".")) - (len(dots) - 1)]
+            target = ".".join(base + ([name] if name else []))
+            for item in re.findall(r"\w+", names):  # "from . import ops": the submodule
+                if (PYTHON.parent / (target.replace(".", "/") + "/" + item + ".py")).exists() or \
+                        (PYTHON.parent / (target.replace(".", "/") + "/" + item)).is_dir():
+                    targets.add(target + "." + item)
+            targets.add(target)
+        graph[module] = targets - {module}
+    return graph
+
+
+@pytest.mark.skipif(not PYTHON.is_dir(), reason="the Python sources are not beside the tests")
+def test_no_python_import_cycle():
+    graph = _python_imports()
+    assert "webnn.onnx._registry" in graph and "webnn.onnx.ops.shape" in graph
+
+    def cycle_from(start):
+        stack, on_path = [(start, iter(sorted(graph.get(start, ()))))], [start]
+        while stack:
+            node, children = stack[-1]
+            child = next(children, None)
+            if child is None:
+                stack.pop()
+                on_path.pop()
+            elif child in on_path:
+                return on_path[on_path.index(child):] + [child]
+            elif child in graph:
+                stack.append((child, iter(sorted(graph[child]))))
+                on_path.append(child)
+        return None
+
+    # A package importing its own submodules (webnn -> webnn._api) is not a cycle by itself; a
+    # submodule importing its package back to reach a sibling is, unless the package is a namespace
+    # of re-exports: only edges between modules count.
+    for module in graph:
+        graph[module] = {t for t in graph[module] if not module.startswith(t + ".")}
+    cycles = [c for c in (cycle_from(m) for m in sorted(graph)) if c]
+    assert not cycles, cycles[0]

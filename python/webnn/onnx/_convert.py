@@ -1,5 +1,5 @@
 """The converter: walks an ONNX graph in order, folding constant nodes with NumPy and mapping the
-others to MLGraphBuilder calls (the per-op mappings are in ``_ops``)."""
+others to MLGraphBuilder calls (the per-op mappings are in ``ops/``, registered in ``_registry``)."""
 import os
 
 import numpy as np
@@ -8,28 +8,15 @@ from .. import _core
 from .._api import MLGraphBuilder, create_context
 from .._errors import DataError, MLError, NotSupportedError
 from . import _folding, _prepare
-from ._ops import HANDLERS
+from . import ops  # noqa: F401  (registers the handlers)
+from ._registry import HANDLERS, onnx_type_name, webnn_type
 
 SUPPORTED_OPS = tuple(sorted(HANDLERS))
 
-# ONNX TensorProto element types -> WebNN data types (bool is carried as uint8 0/1).
-_WEBNN_TYPES = {1: "float32", 2: "uint8", 3: "int8", 6: "int32", 7: "int64", 9: "uint8", 10: "float16",
-                12: "uint32", 13: "uint64"}
-_ONNX_TYPE_NAMES = {0: "undefined", 1: "float", 2: "uint8", 3: "int8", 4: "uint16", 5: "int16", 6: "int32",
-                    7: "int64", 8: "string", 9: "bool", 10: "float16", 11: "double", 12: "uint32", 13: "uint64",
-                    14: "complex64", 15: "complex128", 16: "bfloat16"}
+# NumPy dtypes of values known at conversion time -> WebNN data types (bool as uint8 0/1).
 _NUMPY_TO_WEBNN = {"float32": "float32", "float16": "float16", "int32": "int32", "uint32": "uint32",
                    "int64": "int64", "uint64": "uint64", "int8": "int8", "uint8": "uint8", "bool": "uint8"}
 _DEFAULT_DOMAINS = ("", "ai.onnx")
-
-
-def onnx_type_name(elem_type):
-    return _ONNX_TYPE_NAMES.get(elem_type, f"type {elem_type}")
-
-
-def webnn_type(elem_type):
-    """The WebNN data type of an ONNX element type, or None."""
-    return _WEBNN_TYPES.get(elem_type)
 
 
 class Converter:

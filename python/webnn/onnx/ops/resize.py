@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ._ops import attributes, handles, normalize_axis, optional_const
+from .._registry import attributes, handles, normalize_axis, optional_const
 
 
 def _source_coordinates(mode, scale, in_size, out_size):
