@@ -46,8 +46,4 @@ struct Plan {
 // Dead-code removal, lowering to kernels, output binding and arena planning.
 std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs);
 
-// Runs the plan. `inputs`/`outputs` are aligned with plan.inputs/plan.outputs.
-void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::vector<BufferPtr>& outputs,
-                  ThreadPool* pool);
-
 }  // namespace webnn

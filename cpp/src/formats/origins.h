@@ -7,15 +7,9 @@
 #include <memory>
 #include <unordered_map>
 
-#include "graph/op_def.h"
+#include "graph/builder_impl.h"
 
 namespace webnn {
-namespace detail {
-// Calls `visit` with the builder's graph under the builder's lock (defined in graph/builder.cc).
-// The graph's nodes stay readable after build().
-void visit_builder_graph(BuilderImpl* builder, const std::function<void(const GraphIR&)>& visit);
-}  // namespace detail
-
 namespace formats {
 
 struct OperandOrigin {

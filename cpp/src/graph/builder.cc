@@ -1,32 +1,11 @@
 // MLGraphBuilder: every call validates at once and records a node in the graph IR.
 #include <set>
 
-#include "formats/origins.h"
 #include "graph/arguments.h"
 #include "graph/op_def.h"
-#include "runtime/objects.h"
+#include "graph/builder_impl.h"
 
 namespace webnn {
-namespace detail {
-
-struct BuilderImpl {
-  std::shared_ptr<ContextImpl> context;
-  std::mutex mutex;
-  GraphIR ir;
-  bool has_built = false;
-  std::set<std::string> input_names;
-
-  void check_can_build(const std::string& what) const {
-    if (has_built) throw_error(ErrorKind::kInvalidStateError, what + ": the builder has already built a graph");
-    if (context->lost) throw_error(ErrorKind::kInvalidStateError, what + ": the context is lost");
-  }
-  Operand add_operand(const std::shared_ptr<BuilderImpl>& self, OperandInfo info) {
-    ir.operands.push_back(std::move(info));
-    return Operand(self, int(ir.operands.size()) - 1);
-  }
-};
-
-}  // namespace detail
 
 using detail::BuilderImpl;
 
@@ -34,14 +13,6 @@ const OperandDescriptor& Operand::descriptor() const {
   if (!builder_) throw_type_error("invalid MLOperand");
   return builder_->ir.operands[id_].desc;
 }
-
-GraphBuilder::GraphBuilder(const Context& context) : impl_(std::make_shared<BuilderImpl>()) {
-  if (!context.impl()) throw_type_error("MLGraphBuilder: invalid context");
-  if (context.impl()->lost) throw_error(ErrorKind::kInvalidStateError, "MLGraphBuilder: the context is lost");
-  impl_->context = context.impl();
-}
-
-Context GraphBuilder::context() const { return Context(impl_->context); }
 
 Operand GraphBuilder::input(const std::string& name, const OperandDescriptor& descriptor) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -81,23 +52,6 @@ Operand GraphBuilder::constant(DataType data_type, const Number& value) {
   return constant(desc, bytes, data_type_size(data_type));
 }
 
-Operand GraphBuilder::constant(const Tensor& tensor) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  auto& t = tensor.impl();
-  if (!t) throw_type_error("constant: invalid MLTensor");
-  if (t->context != impl_->context) throw_type_error("constant: the MLTensor belongs to another context");
-  if (t->destroyed) throw_type_error("constant: the MLTensor is destroyed");
-  if (!t->is_constant) throw_type_error("constant: the MLTensor was not created by createConstantTensor");
-  impl_->check_can_build("constant");
-  OperandInfo info;
-  info.kind = OperandInfo::Kind::kConstant;
-  info.desc = t->desc;
-  info.constant_data = std::atomic_load(&t->data);
-  if (!info.constant_data) throw_type_error("constant: the MLTensor is destroyed");
-  info.constant_tensor = t;
-  return impl_->add_operand(impl_, std::move(info));
-}
-
 std::vector<Operand> GraphBuilder::call(const std::string& op_name, const std::vector<Value>& arguments,
                                         const Options& options, const std::string& label) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -105,7 +59,7 @@ std::vector<Operand> GraphBuilder::call(const std::string& op_name, const std::v
   if (!def) throw_type_error(str_cat("MLGraphBuilder has no operation '", op_name, "'"));
   const std::string prefix = label.empty() ? def->name + ": " : "[" + label + "] " + def->name + ": ";
   if (impl_->has_built) throw_error(ErrorKind::kInvalidStateError, prefix + "the builder has already built a graph");
-  if (impl_->context->lost) throw_error(ErrorKind::kInvalidStateError, prefix + "the context is lost");
+  if (*impl_->context_lost) throw_error(ErrorKind::kInvalidStateError, prefix + "the context is lost");
 
   if (arguments.size() > def->params.size())
     throw_type_error(str_cat(prefix, "takes ", def->params.size(), " arguments, got ", arguments.size()));
@@ -219,65 +173,6 @@ Operand GraphBuilder::call1(const std::string& op, const std::vector<Value>& arg
   auto outs = call(op, arguments, options, label);
   if (outs.size() != 1) throw_type_error(str_cat(op, " returns ", outs.size(), " operands; use call()"));
   return outs[0];
-}
-
-Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& outputs) {
-  Future<Graph> future;
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  try {
-    impl_->check_can_build("build");
-    if (outputs.empty()) throw_type_error("build: at least one output is required");
-    std::map<std::string, int> output_ids;
-    for (const auto& [name, op] : outputs) {
-      std::string what = "build: output '" + name + "'";
-      if (name.empty()) throw_type_error("build: an output name is empty");
-      if (op.builder_impl() != impl_.get()) throw_type_error(what + " is an MLOperand from another MLGraphBuilder");
-      const OperandInfo& info = impl_->ir.operands[op.id()];
-      if (info.kind == OperandInfo::Kind::kInput)
-        throw_type_error(what + " is a graph input; use identity() to output it");
-      if (info.kind == OperandInfo::Kind::kConstant)
-        throw_type_error(what + " is a constant; use identity() to output it");
-      output_ids[name] = op.id();
-    }
-    for (const OperandInfo& info : impl_->ir.operands)
-      if (info.constant_tensor && info.constant_tensor->destroyed)
-        throw_type_error("build: a constant's MLTensor has been destroyed");
-  } catch (...) {
-    future.reject(std::current_exception());
-    return future;
-  }
-  impl_->has_built = true;
-
-  auto context = impl_->context;
-  auto ir = std::make_shared<GraphIR>(std::move(impl_->ir));
-  impl_->ir = GraphIR{};
-  // Keep operand descriptors readable after build.
-  impl_->ir.operands = ir->operands;
-  impl_->ir.nodes = ir->nodes;  // readable for saving the graph (formats/)
-  std::map<std::string, int> output_ids;
-  for (const auto& [name, op] : outputs) output_ids[name] = op.id();
-
-  context->timeline->submit([context, ir, output_ids, future] {
-    if (context->lost) {
-      future.reject(ErrorKind::kInvalidStateError, "build: the context is lost");
-      return;
-    }
-    try {
-      auto graph = std::make_shared<detail::GraphImpl>();
-      graph->context = context;
-      graph->plan = compile_plan(*ir, output_ids);
-      for (const auto& in : graph->plan->inputs) graph->input_descriptors[in.name] = ir->operands[in.id].desc;
-      for (const auto& [name, id] : output_ids) graph->output_descriptors[name] = ir->operands[id].desc;
-      context->register_graph(graph);
-      release_free_memory();  // what importing and packing the weights left behind
-      future.resolve(Graph(graph));
-    } catch (const Error& e) {
-      future.reject(ErrorKind::kOperationError, std::string("build: compilation failed: ") + e.what());
-    } catch (const std::exception& e) {
-      future.reject(ErrorKind::kOperationError, std::string("build: compilation failed: ") + e.what());
-    }
-  });
-  return future;
 }
 
 std::vector<OpInfo> op_infos() {

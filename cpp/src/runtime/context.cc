@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "graph/op_def.h"
+#include "runtime/executor.h"
 #include "runtime/objects.h"
 
 namespace webnn {

@@ -1,0 +1,36 @@
+// The builder's state: the graph IR it records. graph/builder.cc records into it; the runtime
+// (runtime/graph_build.cc) compiles it; formats/ read it to save a model.
+#pragma once
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include "graph/op_def.h"
+
+namespace webnn::detail {
+
+struct BuilderImpl {
+  std::shared_ptr<ContextImpl> context;        // kept alive; only the runtime looks inside
+  const std::atomic<bool>* context_lost = nullptr;  // the context's lost flag
+  std::mutex mutex;
+  GraphIR ir;
+  bool has_built = false;
+  std::set<std::string> input_names;
+
+  void check_can_build(const std::string& what) const {
+    if (has_built) throw_error(ErrorKind::kInvalidStateError, what + ": the builder has already built a graph");
+    if (*context_lost) throw_error(ErrorKind::kInvalidStateError, what + ": the context is lost");
+  }
+  Operand add_operand(const std::shared_ptr<BuilderImpl>& self, OperandInfo info) {
+    ir.operands.push_back(std::move(info));
+    return Operand(self, int(ir.operands.size()) - 1);
+  }
+};
+
+// Calls `visit` with the builder's graph under the builder's lock. The operands and nodes stay
+// readable after build().
+void visit_builder_graph(BuilderImpl* builder, const std::function<void(const GraphIR&)>& visit);
+
+}  // namespace webnn::detail

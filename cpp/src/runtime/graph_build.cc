@@ -1,0 +1,96 @@
+// The runtime side of MLGraphBuilder: binding it to a context, constants from MLTensors, and
+// build(), which compiles the recorded graph on the context's timeline.
+#include "compiler/plan.h"
+#include "graph/builder_impl.h"
+#include "runtime/objects.h"
+
+namespace webnn {
+
+using detail::BuilderImpl;
+
+GraphBuilder::GraphBuilder(const Context& context) : impl_(std::make_shared<BuilderImpl>()) {
+  if (!context.impl()) throw_type_error("MLGraphBuilder: invalid context");
+  if (context.impl()->lost) throw_error(ErrorKind::kInvalidStateError, "MLGraphBuilder: the context is lost");
+  impl_->context = context.impl();
+  impl_->context_lost = &context.impl()->lost;
+}
+
+Context GraphBuilder::context() const { return Context(impl_->context); }
+
+Operand GraphBuilder::constant(const Tensor& tensor) {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  auto& t = tensor.impl();
+  if (!t) throw_type_error("constant: invalid MLTensor");
+  if (t->context != impl_->context) throw_type_error("constant: the MLTensor belongs to another context");
+  if (t->destroyed) throw_type_error("constant: the MLTensor is destroyed");
+  if (!t->is_constant) throw_type_error("constant: the MLTensor was not created by createConstantTensor");
+  impl_->check_can_build("constant");
+  OperandInfo info;
+  info.kind = OperandInfo::Kind::kConstant;
+  info.desc = t->desc;
+  info.constant_data = std::atomic_load(&t->data);
+  if (!info.constant_data) throw_type_error("constant: the MLTensor is destroyed");
+  info.constant_tensor = t;
+  return impl_->add_operand(impl_, std::move(info));
+}
+
+Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& outputs) {
+  Future<Graph> future;
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  try {
+    impl_->check_can_build("build");
+    if (outputs.empty()) throw_type_error("build: at least one output is required");
+    std::map<std::string, int> output_ids;
+    for (const auto& [name, op] : outputs) {
+      std::string what = "build: output '" + name + "'";
+      if (name.empty()) throw_type_error("build: an output name is empty");
+      if (op.builder_impl() != impl_.get()) throw_type_error(what + " is an MLOperand from another MLGraphBuilder");
+      const OperandInfo& info = impl_->ir.operands[op.id()];
+      if (info.kind == OperandInfo::Kind::kInput)
+        throw_type_error(what + " is a graph input; use identity() to output it");
+      if (info.kind == OperandInfo::Kind::kConstant)
+        throw_type_error(what + " is a constant; use identity() to output it");
+      output_ids[name] = op.id();
+    }
+    for (const OperandInfo& info : impl_->ir.operands)
+      if (info.constant_tensor && info.constant_tensor->destroyed)
+        throw_type_error("build: a constant's MLTensor has been destroyed");
+  } catch (...) {
+    future.reject(std::current_exception());
+    return future;
+  }
+  impl_->has_built = true;
+
+  auto context = impl_->context;
+  auto ir = std::make_shared<GraphIR>(std::move(impl_->ir));
+  impl_->ir = GraphIR{};
+  // Keep operand descriptors readable after build.
+  impl_->ir.operands = ir->operands;
+  impl_->ir.nodes = ir->nodes;  // readable for saving the graph (formats/)
+  std::map<std::string, int> output_ids;
+  for (const auto& [name, op] : outputs) output_ids[name] = op.id();
+
+  context->timeline->submit([context, ir, output_ids, future] {
+    if (context->lost) {
+      future.reject(ErrorKind::kInvalidStateError, "build: the context is lost");
+      return;
+    }
+    try {
+      auto graph = std::make_shared<detail::GraphImpl>();
+      graph->context = context;
+      graph->plan = compile_plan(*ir, output_ids);
+      for (const auto& in : graph->plan->inputs) graph->input_descriptors[in.name] = ir->operands[in.id].desc;
+      for (const auto& [name, id] : output_ids) graph->output_descriptors[name] = ir->operands[id].desc;
+      context->register_graph(graph);
+      release_free_memory();  // what importing and packing the weights left behind
+      future.resolve(Graph(graph));
+    } catch (const Error& e) {
+      future.reject(ErrorKind::kOperationError, std::string("build: compilation failed: ") + e.what());
+    } catch (const std::exception& e) {
+      future.reject(ErrorKind::kOperationError, std::string("build: compilation failed: ") + e.what());
+    }
+  });
+  return future;
+}
+
+}  // namespace webnn
