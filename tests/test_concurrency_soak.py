@@ -29,7 +29,7 @@ def rss_growth(run, warmup, count):
 
 
 needs_proc = pytest.mark.skipif(not os.path.exists("/proc/self/statm") or bool(os.environ.get("WEBNN_SANITIZER")),
-                                reason="needs /proc, and no sanitizer (ASan's quarantine keeps freed memory)")
+                                reason="needs /proc, and no sanitizer (their allocators keep freed memory)")
 
 
 def affine_graph(context, scale):
@@ -158,3 +158,25 @@ def test_rss_is_flat_over_build_destroy_cycles(context):
     # Slack: 8 MiB; each cycle holds 16 KiB of weights, so keeping even a quarter of them would
     # exceed it.
     assert growth < 8 << 20, f"RSS grew by {growth / 2**20:.1f} MiB over 2,000 build/destroy cycles"
+
+
+def test_first_calls_from_many_threads_do_not_deadlock(tmp_path):
+    """Threads whose first webnn calls race (a fresh process): nothing lazily made under the GIL
+    may wait on another thread (the NumPy dtype table is made at import)."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "first_calls.py"
+    script.write_text(
+        "import threading, numpy as np, webnn\n"
+        "def first(i):\n"
+        "    c = webnn.ml.create_context(num_threads=1)\n"
+        "    t = c.create_tensor(data_type='int32', shape=[2], readable=True, writable=True)\n"
+        "    c.write_tensor(t, np.array([i, i], np.int32))\n"
+        "    assert c.read_tensor(t).tolist() == [i, i]\n"
+        "threads = [threading.Thread(target=first, args=(i,)) for i in range(8)]\n"
+        "[t.start() for t in threads]; [t.join() for t in threads]\n"
+        "print('ok')\n")
+    for _ in range(3):
+        result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
+        assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-2000:]

@@ -37,11 +37,13 @@ mkdir -p "$STAGE"
 cp -r "$ROOT/python/webnn" "$STAGE/webnn"
 cp "$BUILD"/_core*.so "$STAGE/webnn/"
 
+# The sanitizer runtime first, and libstdc++ with it: python does not link libstdc++, and ASan's
+# __cxa_throw interceptor needs the real one present when it starts.
 export LD_PRELOAD
-LD_PRELOAD="$(gcc -print-file-name=$runtime)"
+LD_PRELOAD="$(gcc -print-file-name=$runtime) $(gcc -print-file-name=libstdc++.so)"
 export ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:allocator_may_return_null=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1"
+export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$ROOT/tools/tsan.supp"
 export PYTHONPATH="$STAGE${PYTHONPATH:+:$PYTHONPATH}"
 export WEBNN_SANITIZER="$kind"
 cd "$ROOT"
@@ -50,4 +52,4 @@ import webnn, os
 assert os.path.dirname(webnn.__file__).endswith("stage/webnn"), webnn.__file__
 print(f"sanitized webnn from {os.path.dirname(webnn.__file__)}, kernels up to {webnn._core.detected_isa()}")
 EOF
-python -m pytest -q -p no:cacheprovider "$@"
+python -m pytest -q -s -p no:cacheprovider "$@"  # -s: a report printed just before exit is not lost

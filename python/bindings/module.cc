@@ -33,6 +33,9 @@ DataType storage_type(DataType type) {
 }
 
 // One dtype object per DataType, made once (parsing a dtype name costs more than a small read).
+// Made at import (PYBIND11_MODULE): making them runs NumPy's Python code, which may hand the GIL
+// to another thread, and a second thread entering this static's initializer then would wait for
+// it while holding the GIL (a deadlock TSan found with 8 threads making their first calls).
 py::dtype numpy_dtype(DataType type) {
   static py::dtype* dtypes = [] {
     auto* out = new py::dtype[kDataTypeCount];  // never freed: outlives the interpreter's teardown
@@ -413,6 +416,8 @@ PYBIND11_MODULE(_core, m) {
     g_error_classes[int(ErrorKind::kOperationError)] = errors.attr("OperationError");
     g_error_classes[int(ErrorKind::kUnknownError)] = errors.attr("UnknownError");
   }
+  numpy_dtype(DataType::kFloat32);  // the dtype table, before any thread can race for it
+  completions();
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);

@@ -80,7 +80,7 @@ Kernel int_max_pool_kernel(const Pool2dParams& p) {
           const TapRange kx = in_bounds_taps(int64_t(ox * p.stride_w) - int64_t(p.pad_left), p.in_w, p.window_w,
                                              p.dilation_w);
           // A window wholly in the padding gives 0 (as floats do, and WPT expects).
-          std::fill(acc.begin(), acc.end(), ky.count() * kx.count() ? std::numeric_limits<T>::lowest() : T(0));
+          std::fill(acc.begin(), acc.end(), ky.count() && kx.count() ? std::numeric_limits<T>::lowest() : T(0));
           for (size_t ty = ky.begin; ty < ky.end; ++ty) {
             const size_t y = oy * p.stride_h + ty * p.dilation_h - p.pad_top;
             for (size_t tx = kx.begin; tx < kx.end; ++tx) {
