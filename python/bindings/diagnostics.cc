@@ -1,6 +1,7 @@
 // Bindings for native diagnostics used by the benchmarks and tests (kernels/diagnostics.h, the
 // compiled plan).
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 
 #include <string>
 
@@ -37,6 +38,16 @@ void init_diagnostics(py::module_& m) {
       py::arg("graph"),
       "The compiled graph's kernels in run order, each as its op name joined by '+' to the ops fused "
       "into it (for example 'conv2d+add+relu').");
+  m.def(
+      "plan_passes",
+      [](const webnn::Graph& graph) {
+        py::list passes;
+        if (graph.destroyed()) return passes;
+        for (const auto& record : graph.impl()->plan->pass_log) passes.append(py::make_tuple(record.pass, record.summary));
+        return passes;
+      },
+      py::arg("graph"), "What each compiler pass did when the graph was built: (pass name, summary) pairs, in order.");
+  m.def("compiler_pass_names", &webnn::compiler_pass_names, "The compiler's passes, in the order they run.");
   m.def(
       "plan_arena_bytes",
       [](const webnn::Graph& graph) -> size_t {

@@ -41,9 +41,17 @@ struct Plan {
   std::vector<void*> pointers;
   std::vector<const void*> step_inputs;
   std::vector<void*> step_outputs;
+
+  // What each compiler pass did, in order: (pass, summary).
+  struct PassRecord {
+    std::string pass, summary;
+  };
+  std::vector<PassRecord> pass_log;
 };
 
-// Dead-code removal, lowering to kernels, output binding and arena planning.
+// Compiles a graph for the CPU: the passes of compiler/pipeline.cc, in order.
 std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs);
+// The pipeline's pass names, in the order they run.
+std::vector<std::string> compiler_pass_names();
 
 }  // namespace webnn

@@ -4,10 +4,12 @@
 #include <functional>
 #include <limits>
 #include <string>
+#include <utility>
 #include <variant>
 #include <vector>
 
 #include "core/common.h"
+#include "graph/epilogue.h"
 #include "kernels/kernel.h"
 
 namespace webnn {
@@ -137,16 +139,9 @@ class OpView {
   [[noreturn]] void fail(const std::string& message) const;
   std::string prefix() const;
 
-  // A clamp fused into this op by the compiler (relu: [0, +inf]); lowering applies it in the
-  // kernel's epilogue. Only ops with OpDef::fuses_activation get one.
-  float activation_min = -std::numeric_limits<float>::infinity();
-  float activation_max = std::numeric_limits<float>::infinity();
-  // An add fused into this op by the compiler: the kernel gets the other addend (of the output's
-  // shape) as its last input and adds it before the activation. Only ops with OpDef::fuses_residual.
-  bool fused_residual = false;
-  // An add of a row of N values (shape [N] or [1, ..., 1, N]) to every row of the output, fused the
-  // same way. Only ops with OpDef::fuses_column_bias.
-  bool fused_column_bias = false;
+  // What the compiler fused into this op's kernel epilogue (none during validation).
+  const Epilogue& epilogue() const { return epilogue_; }
+  void set_epilogue(const Epilogue& epilogue) { epilogue_ = epilogue; }
   // Constant operands the lowered kernel copied into its own (packed) form and never reads at run
   // time; lowering marks them, and the plan then keeps no raw copy of one that nothing else reads.
   void mark_copied_constant(const std::string& name) const { copied_constants_.push_back(input_index(name)); }
@@ -158,6 +153,7 @@ class OpView {
   const std::vector<Attr>& args_;
   const std::vector<OperandInfo>& operands_;
   const std::string& label_;
+  Epilogue epilogue_;
   mutable std::vector<int> copied_constants_;  // input indices
 };
 
@@ -173,9 +169,12 @@ struct OpDef {
   LowerFn lower;        // null for views
   size_t output_count = 1;  // 0: decided by infer
   bool is_view = false;     // output aliases input 0 (reshape); no kernel runs
-  bool fuses_activation = false;  // lowering honours OpView::activation_min/max (float32 outputs)
-  bool fuses_residual = false;    // lowering honours OpView::fused_residual (float32 outputs)
-  bool fuses_column_bias = false;  // lowering honours OpView::fused_column_bias (float32 outputs)
+  // Epilogue fusion (compiler/passes/epilogue_fusion.cc). What this op's lowering can apply in its
+  // kernel's epilogue for this call (EpilogueSupport bits; null: nothing), and how this op can itself
+  // be absorbed into the epilogue of the op producing its input (a kClamp op gives its bounds).
+  uint32_t (*epilogue_support)(const OpView& op) = nullptr;
+  EpilogueRole epilogue_role = EpilogueRole::kNone;
+  std::pair<float, float> (*clamp_bounds)(const OpView& op) = nullptr;
 
   const OperandLimit* limit(const std::string& operand) const;
 };

@@ -1,5 +1,7 @@
 // Activations: elu, gelu, hardSigmoid, hardSwish, leakyRelu, linear, relu, sigmoid, softplus,
 // softsign, tanh. alpha/beta are `double` options, cast to the input's data type when lowered.
+#include <cmath>
+
 #include "graph/op_def.h"
 #include "graph/ops/unary_common.h"
 
@@ -39,7 +41,12 @@ const OpDef& linear_op() {
   return def;
 }
 const OpDef& relu_op() {
-  static const OpDef def = unary_op_def<UnaryOp::kRelu>("relu", kSignedTypes);
+  static const OpDef def = [] {
+    OpDef d = unary_op_def<UnaryOp::kRelu>("relu", kSignedTypes);
+    d.epilogue_role = EpilogueRole::kClamp;
+    d.clamp_bounds = [](const OpView&) { return std::pair<float, float>(0.0f, INFINITY); };
+    return d;
+  }();
   return def;
 }
 const OpDef& sigmoid_op() {

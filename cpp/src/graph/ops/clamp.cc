@@ -56,15 +56,30 @@ Kernel lower_clamp(const OpView& op, const std::vector<OperandDescriptor>& outpu
   return make_clamp_kernel(outputs[0].data_type, outputs[0].element_count(), lo.bytes, hi.bytes);
 }
 
+// The bounds as float32, for a clamp fused into a float32 kernel's epilogue.
+std::pair<float, float> clamp_bounds_f32(const OpView& op) {
+  auto bound = [&](const char* name, float absent) {
+    if (!op.has(name)) return absent;
+    const float value = float(number_to_double_as(op.number(name), DataType::kFloat32));
+    return std::isnan(value) ? absent : value;
+  };
+  return {bound("minValue", -INFINITY), bound("maxValue", INFINITY)};
+}
+
 }  // namespace
 
 const OpDef& clamp_op() {
-  static const OpDef def{"clamp",
-                         {{"input", ParamKind::kOperand}},
-                         {{"minValue", ParamKind::kNumber}, {"maxValue", ParamKind::kNumber}},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_clamp,
-                         lower_clamp};
+  static const OpDef def = [] {
+    OpDef d{"clamp",
+            {{"input", ParamKind::kOperand}},
+            {{"minValue", ParamKind::kNumber}, {"maxValue", ParamKind::kNumber}},
+            {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+            infer_clamp,
+            lower_clamp};
+    d.epilogue_role = EpilogueRole::kClamp;
+    d.clamp_bounds = clamp_bounds_f32;
+    return d;
+  }();
   return def;
 }
 

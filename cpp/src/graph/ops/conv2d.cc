@@ -82,9 +82,9 @@ Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outp
   const OperandInfo& filter = op.info("filter");
   const OperandInfo* bias = op.has("bias") ? &op.info("bias") : nullptr;
   Conv2dParams params = conv2d_shape(op).params;
-  params.activation_min = op.activation_min;
-  params.activation_max = op.activation_max;
-  params.has_residual = op.fused_residual;
+  params.activation_min = op.epilogue().clamp_min;
+  params.activation_max = op.epilogue().clamp_max;
+  params.has_residual = op.epilogue().has_residual();
   if (filter.constant_data && (!bias || bias->constant_data)) {  // the kernel packs both at build
     op.mark_copied_constant("filter");
     if (bias) op.mark_copied_constant("bias");
@@ -92,6 +92,11 @@ Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outp
   return make_conv2d_kernel(outputs[0].data_type, params,
                             filter.constant_data ? filter.constant_data->data() : nullptr,
                             bias && bias->constant_data ? bias->constant_data->data() : nullptr);
+}
+
+// float32 kernels clamp and add a residual.
+uint32_t conv2d_epilogue_support(const OpView& op) {
+  return op.operand("input").data_type == DataType::kFloat32 ? kEpilogueClamp | kEpilogueResidual : kEpilogueNone;
 }
 
 }  // namespace
@@ -115,8 +120,7 @@ const OpDef& conv2d_op() {
       lower_conv2d,
       1,
       false,
-      true,   // fuses_activation
-      true};  // fuses_residual
+      conv2d_epilogue_support};
   return def;
 }
 

@@ -30,7 +30,11 @@ OpDef binary_def(const char* name) {
 }  // namespace
 
 const OpDef& add_op() {
-  static const OpDef def = binary_def<BinaryOp::kAdd>("add");
+  static const OpDef def = [] {
+    OpDef d = binary_def<BinaryOp::kAdd>("add");
+    d.epilogue_role = EpilogueRole::kAdd;
+    return d;
+  }();
   return def;
 }
 const OpDef& div_op() {

@@ -24,13 +24,18 @@ std::vector<OperandDescriptor> infer_matmul(const OpView& op) {
 Kernel lower_matmul(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const OperandInfo& b = op.info("b");
   MatmulEpilogue epilogue;
-  epilogue.residual = op.fused_residual;
-  epilogue.column_bias = op.fused_column_bias;
-  epilogue.min = op.activation_min;
-  epilogue.max = op.activation_max;
+  epilogue.residual = op.epilogue().has_residual();
+  epilogue.column_bias = op.epilogue().has_column_bias();
+  epilogue.min = op.epilogue().clamp_min;
+  epilogue.max = op.epilogue().clamp_max;
   if (b.constant_data) op.mark_copied_constant("b");  // packed at build
   return make_matmul_kernel(outputs[0].data_type, op.operand("a").shape, b.desc.shape, outputs[0].shape,
                             b.constant_data ? b.constant_data->data() : nullptr, epilogue);
+}
+
+uint32_t matmul_epilogue_support(const OpView& op) {
+  return op.operand("a").data_type == DataType::kFloat32 ? kEpilogueClamp | kEpilogueResidual | kEpilogueColumnBias
+                                                        : kEpilogueNone;
 }
 
 }  // namespace
@@ -45,9 +50,7 @@ const OpDef& matmul_op() {
       lower_matmul,
       1,
       false,
-      true,   // fuses_activation
-      true,   // fuses_residual
-      true};  // fuses_column_bias
+      matmul_epilogue_support};
   return def;
 }
 

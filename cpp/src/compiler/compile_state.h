@@ -1,0 +1,51 @@
+// The compiler's working state, handed from pass to pass (compiler/pipeline.cc runs them in order).
+#pragma once
+#include <map>
+#include <string>
+#include <vector>
+
+#include "compiler/plan.h"
+#include "graph/epilogue.h"
+
+namespace webnn {
+
+// What epilogue fusion decided for one node.
+struct NodeFusion {
+  int runs_in = -1;   // absorbed: the node whose kernel runs this node's op (-1: it runs itself)
+  Epilogue epilogue;  // for a node that absorbs others: what its kernel applies
+  int output = -1;    // the node's new output operand (the last absorbed node's), -1: unchanged
+  int addend = -1;    // the absorbed add's other operand: the kernel's extra (last) input
+  int emit_at = -1;   // with an addend: the add's position, where the addend exists
+  bool absorbed_clamp = false;
+  std::vector<std::string> absorbed_ops;  // what its kernel runs besides its own op
+};
+
+struct CompileState {
+  CompileState(const GraphIR& ir, const std::map<std::string, int>& outputs) : graph(ir), outputs(outputs) {}
+
+  // The working graph: a copy of the built one. Constant folding turns folded nodes' outputs into
+  // constants (producer -1), so later passes see a smaller graph.
+  GraphIR graph;
+  const std::map<std::string, int> outputs;  // name -> operand id
+
+  // dead_code: what the outputs depend on.
+  std::vector<bool> live_node, live_operand;
+  // epilogue_fusion: one entry per node.
+  std::vector<NodeFusion> fusion;
+  // lowering: the operand whose storage each operand uses (views alias their input), and which
+  // operands are read at run time (constants only copied into a kernel's packed form are not).
+  std::vector<int> alias_root;
+  std::vector<bool> read_at_run_time;
+
+  std::shared_ptr<Plan> plan = std::make_shared<Plan>();
+
+  // Whether operand `id` is one of the graph outputs.
+  bool is_graph_output(int id) const {
+    for (const auto& [name, out] : outputs)
+      if (out == id) return true;
+    return false;
+  }
+  void log(const char* pass, std::string summary) { plan->pass_log.push_back({pass, std::move(summary)}); }
+};
+
+}  // namespace webnn

@@ -1,0 +1,22 @@
+// The compiler passes, in the order compiler/pipeline.cc runs them (docs/adding-a-pass.md).
+// Each reads and writes the CompileState and logs one line of what it did in Plan::pass_log.
+#pragma once
+#include "compiler/compile_state.h"
+
+namespace webnn {
+
+// Marks the nodes and operands the graph outputs depend on (live_node, live_operand).
+void remove_dead_code(CompileState& state);
+// Runs, at build time, each live node whose inputs are all constants, and turns its outputs into
+// constants (a view of a constant becomes a constant sharing its bytes). Needs remove_dead_code
+// after it. Leaves graph outputs and results much larger than their inputs alone.
+void fold_constants(CompileState& state);
+// Absorbs element-wise ops (an add, then a clamp) into the epilogue of the op producing their
+// input, as far as that op's lowering accepts (OpDef::epilogue_support).
+void fuse_epilogues(CompileState& state);
+// Lowers every live node (or fused group) to a kernel, in topological order: the plan's steps.
+void lower_to_kernels(CompileState& state);
+// Binds inputs, constants and outputs, and places intermediate values in one arena by lifetime.
+void plan_memory(CompileState& state);
+
+}  // namespace webnn

@@ -1,0 +1,93 @@
+// Epilogue fusion, in topological order. An op whose float32 output is read only by an `add`
+// absorbs the add when its kernel accepts the other addend: a residual (the output's shape) or a
+// column bias (a row of N values); the addend becomes the kernel's last input and the fused node
+// runs where the add was, once the addend exists. An op (or op + add) whose output is read only by
+// a clamp-like op (relu, clamp) absorbs it when its kernel clamps.
+#include <algorithm>
+#include <tuple>
+
+#include "compiler/passes.h"
+
+namespace webnn {
+
+namespace {
+
+// Whether `shape` is a row of `n` values: [n] or [1, ..., 1, n].
+bool is_row(const std::vector<uint32_t>& shape, uint32_t n) {
+  if (shape.empty() || shape.back() != n) return false;
+  return std::all_of(shape.begin(), shape.end() - 1, [](uint32_t d) { return d == 1; });
+}
+
+uint32_t epilogue_support(const GraphIR& ir, const Node& node) {
+  if (!node.def->epilogue_support) return kEpilogueNone;
+  return node.def->epilogue_support(OpView(*node.def, node.args, ir.operands, node.label));
+}
+
+}  // namespace
+
+void fuse_epilogues(CompileState& state) {
+  const GraphIR& ir = state.graph;
+  std::vector<NodeFusion>& fusion = state.fusion;
+  fusion.assign(ir.nodes.size(), NodeFusion{});
+  std::vector<int> readers(ir.operands.size(), 0);
+  for (size_t n = 0; n < ir.nodes.size(); ++n)
+    if (state.live_node[n])
+      for (int in : ir.nodes[n].inputs) ++readers[in];
+  for (const auto& [name, id] : state.outputs) ++readers[id];
+
+  // The node whose kernel produces operand x, when x is its only output, float32, read once.
+  auto fusable_producer = [&](int x) {
+    int producer = ir.operands[x].producer;
+    if (producer < 0 || readers[x] != 1 || ir.operands[x].desc.data_type != DataType::kFloat32) return -1;
+    if (fusion[producer].runs_in >= 0) producer = fusion[producer].runs_in;
+    return ir.nodes[producer].outputs.size() == 1 || fusion[producer].output >= 0 ? producer : -1;
+  };
+  size_t fused = 0;
+  for (size_t n = 0; n < ir.nodes.size(); ++n) {
+    if (!state.live_node[n]) continue;
+    const Node& node = ir.nodes[n];
+    const EpilogueRole role = node.def->epilogue_role;
+    if (role == EpilogueRole::kAdd) {
+      const auto& out_shape = ir.operands[node.outputs[0]].desc.shape;
+      for (int side = 0; side < 2; ++side) {
+        const int x = node.inputs[side], other = node.inputs[1 - side];
+        const int producer = fusable_producer(x);
+        if (producer < 0 || other == x || ir.operands[x].desc.shape != out_shape) continue;
+        NodeFusion& target = fusion[producer];
+        if (target.output >= 0) continue;  // the add comes first, the clamp after
+        const uint32_t accepts = epilogue_support(ir, ir.nodes[producer]);
+        const auto& other_shape = ir.operands[other].desc.shape;
+        Epilogue::Addend addend = Epilogue::Addend::kNone;
+        if ((accepts & kEpilogueResidual) && other_shape == out_shape)
+          addend = Epilogue::Addend::kResidual;
+        else if ((accepts & kEpilogueColumnBias) && !out_shape.empty() && other_shape.size() <= out_shape.size() &&
+                 is_row(other_shape, out_shape.back()))
+          addend = Epilogue::Addend::kColumnBias;
+        if (addend == Epilogue::Addend::kNone) continue;
+        target.epilogue.addend = addend;
+        target.output = node.outputs[0];
+        target.addend = other;
+        target.emit_at = int(n);
+        target.absorbed_ops.push_back(node.def->name);
+        fusion[n].runs_in = producer;
+        ++fused;
+        break;
+      }
+    } else if (role == EpilogueRole::kClamp) {
+      const int producer = fusable_producer(node.inputs[0]);
+      if (producer < 0) continue;
+      NodeFusion& target = fusion[producer];
+      if (target.absorbed_clamp || !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueClamp)) continue;
+      std::tie(target.epilogue.clamp_min, target.epilogue.clamp_max) =
+          node.def->clamp_bounds(OpView(*node.def, node.args, ir.operands, node.label));
+      target.absorbed_clamp = true;
+      target.output = node.outputs[0];
+      target.absorbed_ops.push_back(node.def->name);
+      fusion[n].runs_in = producer;
+      ++fused;
+    }
+  }
+  state.log("epilogue_fusion", str_cat(fused, " element-wise ops fused into kernel epilogues"));
+}
+
+}  // namespace webnn

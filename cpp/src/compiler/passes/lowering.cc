@@ -1,0 +1,53 @@
+// Lowering: each live node, or fused group, becomes one step of the plan running its kernel, in
+// topological order. A node fused with an add runs at the add's position (where the addend exists).
+#include "compiler/passes.h"
+
+namespace webnn {
+
+void lower_to_kernels(CompileState& state) {
+  const GraphIR& ir = state.graph;
+  if (state.fusion.empty()) state.fusion.assign(ir.nodes.size(), NodeFusion{});  // epilogue_fusion disabled
+  const std::vector<NodeFusion>& fusion = state.fusion;
+  Plan& plan = *state.plan;
+  const size_t operand_count = ir.operands.size();
+  state.alias_root.resize(operand_count);
+  for (size_t i = 0; i < operand_count; ++i) state.alias_root[i] = int(i);
+  state.read_at_run_time.assign(operand_count, false);
+
+  for (size_t position = 0; position < ir.nodes.size(); ++position) {
+    if (!state.live_node[position]) continue;
+    size_t n = position;
+    if (fusion[position].runs_in >= 0) {
+      const int owner = fusion[position].runs_in;
+      if (fusion[owner].emit_at != int(position)) continue;  // runs inside its producer's step
+      n = size_t(owner);
+    } else if (fusion[position].emit_at >= 0) {
+      continue;  // runs later, at its absorbed add
+    }
+    const Node& node = ir.nodes[n];
+    const NodeFusion& fused = fusion[n];
+    Step step{{}, node.inputs, node.outputs, node.def, node.label, fused.absorbed_ops};
+    if (fused.output >= 0) step.outputs = {fused.output};
+    if (fused.addend >= 0) step.inputs.push_back(fused.addend);
+    std::vector<bool> copied(step.inputs.size(), false);
+    if (node.def->is_view) {
+      state.alias_root[node.outputs[0]] = state.alias_root[node.inputs[0]];
+    } else {
+      OpView view(*node.def, node.args, ir.operands, node.label);
+      view.set_epilogue(fused.epilogue);
+      std::vector<OperandDescriptor> out_descs;
+      for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);
+      step.kernel = node.def->lower(view, out_descs);
+      for (int k : view.copied_constants())
+        if (k >= 0) copied[size_t(k)] = true;
+    }
+    for (size_t k = 0; k < step.inputs.size(); ++k)
+      if (!copied[k]) state.read_at_run_time[size_t(state.alias_root[step.inputs[k]])] = true;
+    plan.steps.push_back(std::move(step));
+  }
+  size_t kernels = 0;
+  for (const Step& step : plan.steps) kernels += bool(step.kernel);
+  state.log("lowering", str_cat(kernels, " kernels, ", plan.steps.size() - kernels, " views"));
+}
+
+}  // namespace webnn

@@ -1,0 +1,57 @@
+// The compiler: the passes of compiler/passes.h in a fixed order (docs/adding-a-pass.md).
+// WEBNN_DISABLE_PASSES (a comma-separated list of pass names) skips optional passes, to compare
+// a graph's results with and without them.
+#include <cstdlib>
+#include <sstream>
+
+#include "compiler/passes.h"
+
+namespace webnn {
+
+namespace {
+
+struct Pass {
+  const char* name;
+  void (*run)(CompileState&);
+  bool optional;  // the plan is correct without it
+};
+
+const Pass kPipeline[] = {
+    {"dead_code", remove_dead_code, false},
+    {"constant_folding", fold_constants, true},
+    {"dead_code", remove_dead_code, false},  // what folding left unread
+    {"epilogue_fusion", fuse_epilogues, true},
+    {"lowering", lower_to_kernels, false},
+    {"memory_plan", plan_memory, false},
+};
+
+bool disabled(const char* name) {
+  const char* list = std::getenv("WEBNN_DISABLE_PASSES");
+  if (!list) return false;
+  std::stringstream names(list);
+  for (std::string item; std::getline(names, item, ',');)
+    if (item == name) return true;
+  return false;
+}
+
+}  // namespace
+
+std::vector<std::string> compiler_pass_names() {
+  std::vector<std::string> names;
+  for (const Pass& pass : kPipeline) names.push_back(pass.name);
+  return names;
+}
+
+std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs) {
+  CompileState state(ir, outputs);
+  for (const Pass& pass : kPipeline) {
+    if (pass.optional && disabled(pass.name)) {
+      state.log(pass.name, "disabled (WEBNN_DISABLE_PASSES)");
+      continue;
+    }
+    pass.run(state);
+  }
+  return state.plan;
+}
+
+}  // namespace webnn
