@@ -155,6 +155,7 @@ std::vector<Operand> GraphBuilder::call(const std::string& op_name, const std::v
   node.args = std::move(args);
   node.label = label;
   node.inputs = std::move(inputs);
+  node.attributes = view.kept();
   int node_index = int(impl_->ir.nodes.size());
   std::vector<Operand> result;
   for (auto& d : out_descs) {

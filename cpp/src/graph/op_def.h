@@ -3,6 +3,8 @@
 #pragma once
 #include <functional>
 #include <limits>
+#include <memory>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <variant>
@@ -88,6 +90,22 @@ struct OperandInfo {
   int producer = -1;         // node index
 };
 
+// The typed attributes an op's validation derives (the kernel's parameter struct, an axis, a mask),
+// kept on its IR node so that lowering reads them and never validates again.
+struct KeptAttributes {
+  virtual ~KeptAttributes() = default;
+};
+template <class T>
+struct KeptAs final : KeptAttributes {
+  explicit KeptAs(T v) : value(std::move(v)) {}
+  T value;
+};
+
+// The axis an op validated against its input's rank (gather, scatter, ...).
+struct ValidatedAxis {
+  size_t axis;
+};
+
 struct OpDef;
 struct Node {
   const OpDef* def = nullptr;
@@ -95,6 +113,7 @@ struct Node {
   std::string label;
   std::vector<int> inputs;   // operand ids, in parameter order, lists flattened, absent skipped
   std::vector<int> outputs;  // operand ids
+  std::shared_ptr<const KeptAttributes> attributes;  // what validation kept (OpView::keep), or null
 };
 
 struct GraphIR {
@@ -108,6 +127,9 @@ class OpView {
   OpView(const OpDef& def, const std::vector<Attr>& args, const std::vector<OperandInfo>& operands,
          const std::string& label)
       : def_(def), args_(args), operands_(operands), label_(label) {}
+  // A built node, with the attributes its validation kept (for compiler passes and lowering).
+  OpView(const Node& node, const std::vector<OperandInfo>& operands)
+      : def_(*node.def), args_(node.args), operands_(operands), label_(node.label), kept_(node.attributes) {}
 
   const OpDef& def() const { return def_; }
   const std::string& label() const { return label_; }
@@ -139,6 +161,19 @@ class OpView {
   [[noreturn]] void fail(const std::string& message) const;
   std::string prefix() const;
 
+  // Validation keeps what it derived; the builder stores it on the node, and lowering reads it.
+  template <class T>
+  void keep(T attributes) const {
+    kept_ = std::make_shared<KeptAs<T>>(std::move(attributes));
+  }
+  template <class T>
+  const T& attributes() const {
+    auto* held = dynamic_cast<const KeptAs<T>*>(kept_.get());
+    if (!held) throw std::logic_error(prefix() + "lowering found no validated attributes");
+    return held->value;
+  }
+  const std::shared_ptr<const KeptAttributes>& kept() const { return kept_; }
+
   // What the compiler fused into this op's kernel epilogue (none during validation).
   const Epilogue& epilogue() const { return epilogue_; }
   void set_epilogue(const Epilogue& epilogue) { epilogue_ = epilogue; }
@@ -154,6 +189,7 @@ class OpView {
   const std::vector<OperandInfo>& operands_;
   const std::string& label_;
   Epilogue epilogue_;
+  mutable std::shared_ptr<const KeptAttributes> kept_;
   mutable std::vector<int> copied_constants_;  // input indices
 };
 

@@ -52,7 +52,7 @@ void fold_constants(CompileState& state) {
       }
       for (int in : node.inputs) in_ptrs.push_back(ir.operands[in].constant_data->data());
       try {
-        OpView view(*node.def, node.args, ir.operands, node.label);
+        OpView view(node, ir.operands);
         Kernel kernel = node.def->lower(view, out_descs);
         kernel(KernelArgs{in_ptrs.data(), out_ptrs.data(), &caller_only});
       } catch (const std::exception&) {

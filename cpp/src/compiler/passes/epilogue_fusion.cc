@@ -20,7 +20,7 @@ bool is_row(const std::vector<uint32_t>& shape, uint32_t n) {
 
 uint32_t epilogue_support(const GraphIR& ir, const Node& node) {
   if (!node.def->epilogue_support) return kEpilogueNone;
-  return node.def->epilogue_support(OpView(*node.def, node.args, ir.operands, node.label));
+  return node.def->epilogue_support(OpView(node, ir.operands));
 }
 
 }  // namespace
@@ -79,7 +79,7 @@ void fuse_epilogues(CompileState& state) {
       NodeFusion& target = fusion[producer];
       if (target.absorbed_clamp || !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueClamp)) continue;
       std::tie(target.epilogue.clamp_min, target.epilogue.clamp_max) =
-          node.def->clamp_bounds(OpView(*node.def, node.args, ir.operands, node.label));
+          node.def->clamp_bounds(OpView(node, ir.operands));
       target.absorbed_clamp = true;
       target.output = node.outputs[0];
       target.absorbed_ops.push_back(node.def->name);

@@ -33,7 +33,7 @@ void lower_to_kernels(CompileState& state) {
     if (node.def->is_view) {
       state.alias_root[node.outputs[0]] = state.alias_root[node.inputs[0]];
     } else {
-      OpView view(*node.def, node.args, ir.operands, node.label);
+      OpView view(node, ir.operands);
       view.set_epilogue(fused.epilogue);
       std::vector<OperandDescriptor> out_descs;
       for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);

@@ -75,13 +75,15 @@ Conv2dShape conv2d_shape(const OpView& op) {
 }
 
 std::vector<OperandDescriptor> infer_conv2d(const OpView& op) {
-  return {{op.operand("input").data_type, conv2d_shape(op).output}};
+  Conv2dShape shape = conv2d_shape(op);
+  op.keep(shape.params);
+  return {{op.operand("input").data_type, shape.output}};
 }
 
 Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const OperandInfo& filter = op.info("filter");
   const OperandInfo* bias = op.has("bias") ? &op.info("bias") : nullptr;
-  Conv2dParams params = conv2d_shape(op).params;
+  Conv2dParams params = op.attributes<Conv2dParams>();
   params.activation_min = op.epilogue().clamp_min;
   params.activation_max = op.epilogue().clamp_max;
   params.has_residual = op.epilogue().has_residual();

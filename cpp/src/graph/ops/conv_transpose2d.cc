@@ -115,11 +115,13 @@ ConvTranspose2dShape conv_transpose2d_shape(const OpView& op) {
 }
 
 std::vector<OperandDescriptor> infer_conv_transpose2d(const OpView& op) {
-  return {{op.operand("input").data_type, conv_transpose2d_shape(op).output}};
+  ConvTranspose2dShape shape = conv_transpose2d_shape(op);
+  op.keep(shape.params);
+  return {{op.operand("input").data_type, shape.output}};
 }
 
 Kernel lower_conv_transpose2d(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_conv_transpose2d_kernel(outputs[0].data_type, conv_transpose2d_shape(op).params);
+  return make_conv_transpose2d_kernel(outputs[0].data_type, op.attributes<ConvTranspose2dParams>());
 }
 
 }  // namespace

@@ -12,6 +12,7 @@ std::vector<OperandDescriptor> infer_gather(const OpView& op) {
   const auto& input = op.operand("input");
   const auto& indices = op.operand("indices");
   const size_t axis = op.axis("axis", op.operand("input").shape.size());
+  op.keep(ValidatedAxis{axis});
   std::vector<uint32_t> shape(input.shape.begin(), input.shape.begin() + axis);
   shape.insert(shape.end(), indices.shape.begin(), indices.shape.end());
   shape.insert(shape.end(), input.shape.begin() + axis + 1, input.shape.end());
@@ -22,7 +23,8 @@ std::vector<OperandDescriptor> infer_gather(const OpView& op) {
 Kernel lower_gather(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& indices = op.operand("indices");
   return make_gather_kernel(outputs[0].data_type, indices.data_type,
-                            split_at_axis(op.operand("input").shape, op.axis("axis", op.operand("input").shape.size())), indices.element_count());
+                            split_at_axis(op.operand("input").shape, op.attributes<ValidatedAxis>().axis),
+                            indices.element_count());
 }
 
 // The output has the indices' shape, which matches the input's except along the axis.
@@ -36,12 +38,13 @@ std::vector<OperandDescriptor> infer_gather_elements(const OpView& op) {
     if (d != axis && indices.shape[d] != input.shape[d])
       op.fail(str_cat("indices shape ", shape_to_string(indices.shape), " differs from the input shape ",
                       shape_to_string(input.shape), " outside axis ", axis));
+  op.keep(ValidatedAxis{axis});
   return {{input.data_type, indices.shape}};
 }
 
 Kernel lower_gather_elements(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& indices = op.operand("indices");
-  const size_t axis = op.axis("axis", op.operand("input").shape.size());
+  const size_t axis = op.attributes<ValidatedAxis>().axis;
   return make_gather_elements_kernel(outputs[0].data_type, indices.data_type,
                                      split_at_axis(op.operand("input").shape, axis), indices.shape[axis]);
 }

@@ -37,13 +37,14 @@ GemmOpParams gemm_params(const OpView& op) {
 
 std::vector<OperandDescriptor> infer_gemm(const OpView& op) {
   const GemmOpParams p = gemm_params(op);
+  op.keep(p);
   return {{op.operand("a").data_type, {uint32_t(p.m), uint32_t(p.n)}}};
 }
 
 Kernel lower_gemm(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const OperandInfo& b = op.info("b");
   if (b.constant_data) op.mark_copied_constant("b");  // packed at build
-  return make_gemm_op_kernel(outputs[0].data_type, gemm_params(op), b.constant_data ? b.constant_data->data() : nullptr);
+  return make_gemm_op_kernel(outputs[0].data_type, op.attributes<GemmOpParams>(), b.constant_data ? b.constant_data->data() : nullptr);
 }
 
 }  // namespace

@@ -69,6 +69,7 @@ std::vector<int64_t> layer_norm_axes(const OpView& op) {
 std::vector<OperandDescriptor> infer_layer_norm(const OpView& op) {
   const auto& input = op.operand("input");
   const std::vector<int64_t> axes = layer_norm_axes(op);
+  op.keep(axes);
   std::vector<uint32_t> expected;
   for (int64_t axis : axes) expected.push_back(input.shape[axis]);
   for (const char* name : {"scale", "bias"}) {
@@ -81,7 +82,7 @@ std::vector<OperandDescriptor> infer_layer_norm(const OpView& op) {
 
 Kernel lower_layer_norm(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& shape = outputs[0].shape;
-  const std::vector<int64_t> axes = layer_norm_axes(op);
+  const std::vector<int64_t>& axes = op.attributes<std::vector<int64_t>>();
   std::vector<bool> reduced(shape.size(), false);
   std::vector<size_t> param_strides(shape.size(), 0);
   size_t stride = 1;

@@ -72,12 +72,14 @@ Pool2dShape pool2d_shape(const OpView& op) {
 }
 
 std::vector<OperandDescriptor> infer_pool2d(const OpView& op) {
-  return {{op.operand("input").data_type, pool2d_shape(op).output}};
+  Pool2dShape shape = pool2d_shape(op);
+  op.keep(shape.params);
+  return {{op.operand("input").data_type, shape.output}};
 }
 
 template <PoolOp Op>
 Kernel lower_pool2d(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_pool2d_kernel(Op, outputs[0].data_type, pool2d_shape(op).params);
+  return make_pool2d_kernel(Op, outputs[0].data_type, op.attributes<Pool2dParams>());
 }
 
 template <PoolOp Op>

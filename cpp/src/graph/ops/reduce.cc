@@ -12,6 +12,10 @@ constexpr DataTypeSet kWideNumericTypes = kFloatTypes | type_bit(DataType::kInt3
                                           type_bit(DataType::kInt64) | type_bit(DataType::kUint64);
 
 // The dims that `axes` marks for reduction, after validating the list.
+struct ReducedDims {
+  std::vector<bool> mask;
+};
+
 std::vector<bool> reduced_dims(const OpView& op) {
   const size_t rank = op.operand("input").shape.size();
   if (!op.has("axes")) return std::vector<bool>(rank, true);
@@ -21,6 +25,7 @@ std::vector<bool> reduced_dims(const OpView& op) {
 std::vector<OperandDescriptor> infer_reduce(const OpView& op) {
   const auto& input = op.operand("input");
   const std::vector<bool> reduced = reduced_dims(op);
+  op.keep(ReducedDims{reduced});
   const bool keep = op.flag("keepDimensions");
   std::vector<uint32_t> shape;
   for (size_t d = 0; d < input.shape.size(); ++d) {
@@ -32,7 +37,7 @@ std::vector<OperandDescriptor> infer_reduce(const OpView& op) {
 
 template <ReduceOp Op>
 Kernel lower_reduce(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_reduce_kernel(Op, outputs[0].data_type, op.operand("input").shape, reduced_dims(op));
+  return make_reduce_kernel(Op, outputs[0].data_type, op.operand("input").shape, op.attributes<ReducedDims>().mask);
 }
 
 template <ReduceOp Op>

@@ -51,11 +51,13 @@ Resample2dShape resample2d_shape(const OpView& op) {
 }
 
 std::vector<OperandDescriptor> infer_resample2d(const OpView& op) {
-  return {{op.operand("input").data_type, resample2d_shape(op).output}};
+  Resample2dShape shape = resample2d_shape(op);
+  op.keep(shape.params);
+  return {{op.operand("input").data_type, shape.output}};
 }
 
 Kernel lower_resample2d(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_resample2d_kernel(outputs[0].data_type, resample2d_shape(op).params);
+  return make_resample2d_kernel(outputs[0].data_type, op.attributes<Resample2dParams>());
 }
 
 }  // namespace

@@ -14,13 +14,13 @@ std::vector<bool> reversed_dims(const OpView& op) {
 }
 
 std::vector<OperandDescriptor> infer_reverse(const OpView& op) {
-  reversed_dims(op);
+  op.keep(reversed_dims(op));
   return {op.operand("input")};
 }
 
 Kernel lower_reverse(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& input = op.operand("input");
-  const std::vector<bool> flip = reversed_dims(op);
+  const std::vector<bool>& flip = op.attributes<std::vector<bool>>();
   StridedCopy c = contiguous_copy(input.shape);
   for (size_t d = 0; d < flip.size(); ++d) {
     if (!flip[d]) continue;

@@ -90,13 +90,15 @@ inline RnnShape rnn_shape(const OpView& op, RnnCell cell, bool sequence) {
 
 template <RnnCell cell, bool sequence>
 std::vector<OperandDescriptor> infer_rnn(const OpView& op) {
-  return rnn_shape(op, cell, sequence).outputs;
+  RnnShape shape = rnn_shape(op, cell, sequence);
+  op.keep(shape.params);
+  return shape.outputs;
 }
 
 template <RnnCell cell, bool sequence>
 Kernel lower_rnn(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const bool lstm = cell == RnnCell::kLstm;
-  RnnParams p = rnn_shape(op, cell, sequence).params;
+  RnnParams p = op.attributes<RnnParams>();
   p.input = op.input_index("input");
   p.weight = op.input_index("weight");
   p.recurrent_weight = op.input_index("recurrentWeight");

@@ -22,12 +22,13 @@ std::vector<OperandDescriptor> infer_scatter_elements(const OpView& op) {
   if (updates.shape != indices.shape)
     op.fail(str_cat("updates shape ", shape_to_string(updates.shape), " differs from the indices shape ",
                     shape_to_string(indices.shape)));
+  op.keep(ValidatedAxis{axis});
   return {input};
 }
 
 Kernel lower_scatter_elements(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& indices = op.operand("indices");
-  const size_t axis = op.axis("axis", op.operand("input").shape.size());
+  const size_t axis = op.attributes<ValidatedAxis>().axis;
   return make_scatter_elements_kernel(outputs[0].data_type, indices.data_type,
                                       split_at_axis(outputs[0].shape, axis), indices.shape[axis]);
 }

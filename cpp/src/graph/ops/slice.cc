@@ -29,13 +29,14 @@ std::vector<OperandDescriptor> infer_slice(const OpView& op) {
                       input.shape[d]));
     shape[d] = uint32_t((sizes[d] + strides[d] - 1) / strides[d]);
   }
+  op.keep(strides);
   return {{input.data_type, shape}};
 }
 
 Kernel lower_slice(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& input = op.operand("input");
   const auto& starts = op.integers("starts");
-  const std::vector<int64_t> strides = slice_strides(op, input.shape.size());
+  const std::vector<int64_t>& strides = op.attributes<std::vector<int64_t>>();
   const std::vector<int64_t> in_strides = row_major_strides(input.shape);
   StridedCopy c = contiguous_copy(outputs[0].shape);
   for (size_t d = 0; d < in_strides.size(); ++d) {

@@ -28,6 +28,7 @@ std::vector<int64_t> permutation(const OpView& op) {
 std::vector<OperandDescriptor> infer_transpose(const OpView& op) {
   const auto& input = op.operand("input");
   const std::vector<int64_t> perm = permutation(op);
+  op.keep(perm);
   std::vector<uint32_t> shape(perm.size());
   for (size_t i = 0; i < perm.size(); ++i) shape[i] = input.shape[perm[i]];
   return {{input.data_type, shape}};
@@ -35,7 +36,7 @@ std::vector<OperandDescriptor> infer_transpose(const OpView& op) {
 
 Kernel lower_transpose(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const auto& input = op.operand("input");
-  const std::vector<int64_t> perm = permutation(op);
+  const std::vector<int64_t>& perm = op.attributes<std::vector<int64_t>>();
   const std::vector<int64_t> in_strides = row_major_strides(input.shape);
   StridedCopy c = contiguous_copy(outputs[0].shape);
   for (size_t i = 0; i < perm.size(); ++i) c.src_strides[i] = in_strides[perm[i]];
