@@ -31,6 +31,7 @@ from ._api import (
 )
 from ._compat import MLActivation  # importing it installs the 2022 Working Draft conveniences
 from .formats import load, load_into, save  # .webnn model files
+from . import profiling  # plan and profile reports
 
 __version__ = _core.version()
 

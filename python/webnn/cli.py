@@ -3,7 +3,8 @@
     webnn demo                      classify the bundled digit samples with the bundled model
     webnn info                      version, CPU ISA level, threads, operation count
     webnn run [MODEL] [--input name=file.npy ...] [--output-dir D] [--dim name=N ...]
-    webnn bench MODEL [--batch N] [--threads T] [--iterations K] [--warmup W]
+    webnn bench MODEL [--batch N] [--threads T] [--iterations K] [--warmup W] [--profile]
+    webnn plan MODEL [--batch N]     the compiled plan: steps, fused ops, passes, arena
     webnn selftest                  conv2d -> relu -> add against NumPy
 """
 import argparse
@@ -14,7 +15,7 @@ import time
 import numpy as np
 
 import webnn
-from webnn import _core, models
+from webnn import _core, models, profiling
 
 
 class UsageError(Exception):
@@ -359,6 +360,19 @@ def _bench(args):
           f"{args.iterations} iterations after {args.warmup} warm-up")
     print(f"latency ms: p50 {p50:.3f}  p90 {p90:.3f}  p99 {p99:.3f}  mean {times.mean() * 1e3:.3f}")
     print(f"throughput: {batch * args.iterations / times.sum():.1f} samples/s ({args.iterations / times.sum():.1f} runs/s)")
+    if args.profile:
+        graph.set_profiling(True)
+        for _ in range(args.iterations):
+            once()
+        graph.set_profiling(False)
+        print(profiling.format_profile(graph))
+    return 0
+
+
+def _plan(args):
+    context = webnn.create_context()
+    graph, _ = _load(args.model, context, batch=args.batch, dim_args=args.dim, shape_args=args.input_shape)
+    print(profiling.format_plan(graph))
     return 0
 
 
@@ -384,7 +398,14 @@ def _parser():
     bench.add_argument("--iterations", type=int, default=50, help="timed runs (default 50)")
     bench.add_argument("--warmup", type=int, default=5, help="untimed runs first (default 5)")
     bench.add_argument("--dim", action="append", metavar="NAME=N", help="the size of a dynamic dimension")
-    for command in (run, bench):
+    bench.add_argument("--profile", action="store_true",
+                       help="then time every plan step over as many runs and print the slowest op kinds and steps")
+
+    plan = commands.add_parser("plan", help="print the compiled plan of a model: steps, fused ops, passes, arena")
+    plan.add_argument("model", help="a .webnn or .json graph (weights beside it), or an .onnx model")
+    plan.add_argument("--batch", type=int, help="the size of a dynamic first (batch) dimension")
+    plan.add_argument("--dim", action="append", metavar="NAME=N", help="the size of a dynamic dimension")
+    for command in (run, bench, plan):
         command.add_argument("--input-shape", action="append", metavar="NAME=AxBxC",
                              help="ONNX only: the full shape of an input with unnamed dynamic dims")
 
@@ -411,7 +432,7 @@ def main(argv=None):
     parser = _parser()
     args = parser.parse_args(argv)
     handlers = {"demo": _demo, "info": _info, "selftest": _selftest, "run": _run, "bench": _bench,
-                "convert": _convert}
+                "plan": _plan, "convert": _convert}
     if args.command is None:
         parser.print_help()
         return 2

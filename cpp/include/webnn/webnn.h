@@ -218,6 +218,31 @@ class Tensor {
   std::shared_ptr<detail::TensorImpl> impl_;
 };
 
+// One step of a compiled graph's plan: the op whose kernel runs (with the ops fused into it),
+// its label, and its operands. Views (reshape) run no kernel.
+struct PlanStep {
+  std::string op;
+  std::vector<std::string> fused;  // ops run inside this step's kernel ("add", "relu", ...)
+  std::string label;
+  std::vector<OperandDescriptor> inputs, outputs;
+  bool is_view = false;
+};
+struct PlanDescription {
+  std::vector<PlanStep> steps;
+  std::vector<std::pair<std::string, std::string>> passes;  // (compiler pass, what it did), in order
+  size_t arena_bytes = 0;     // intermediate values
+  size_t constant_bytes = 0;  // raw constants kept (packed weights are held by their kernels)
+};
+// Time spent in one step over the runs profiled since profiling was (re)started.
+struct StepProfile {
+  size_t step;  // index into PlanDescription::steps
+  double total_ms;
+};
+struct GraphProfile {
+  uint64_t runs = 0;
+  std::vector<StepProfile> steps;  // every step, in plan order
+};
+
 class Graph {
  public:
   Graph() = default;
@@ -227,6 +252,12 @@ class Graph {
   bool destroyed() const;
   void destroy();
   Context context() const;
+  // What the compiler made of the graph.
+  PlanDescription describe_plan() const;
+  // Profiling: while on, every dispatch times each step (a clock read per step). Turning it on
+  // resets the counts.
+  void set_profiling(bool on);
+  GraphProfile profile() const;
   const std::shared_ptr<detail::GraphImpl>& impl() const { return impl_; }
 
  private:

@@ -51,6 +51,9 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
     }
     pass.run(state);
   }
+  Plan& plan = *state.plan;
+  for (const OperandInfo& info : state.graph.operands) plan.operand_descs.push_back(info.desc);
+  plan.step_nanos.reset(new std::atomic<uint64_t>[plan.steps.size()]());
   return state.plan;
 }
 

@@ -1,5 +1,6 @@
 // The execution plan: what the compiler makes of a graph IR, and what the executor runs.
 #pragma once
+#include <atomic>
 #include <map>
 #include <memory>
 #include <string>
@@ -47,6 +48,12 @@ struct Plan {
     std::string pass, summary;
   };
   std::vector<PassRecord> pass_log;
+  std::vector<OperandDescriptor> operand_descs;  // per operand, for describing the plan
+
+  // Profiling: while `profiling` is set, the executor adds each step's time (ns) to step_nanos.
+  std::atomic<bool> profiling{false};
+  std::unique_ptr<std::atomic<uint64_t>[]> step_nanos;  // one per step
+  std::atomic<uint64_t> profiled_runs{0};
 };
 
 // Compiles a graph for the CPU: the passes of compiler/pipeline.cc, in order.

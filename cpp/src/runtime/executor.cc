@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <chrono>
 #include <cstring>
 
 #include "core/thread_pool.h"
@@ -16,7 +17,9 @@ void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::v
 
   std::vector<const void*>& in_ptrs = plan.step_inputs;
   std::vector<void*>& out_ptrs = plan.step_outputs;
-  for (const Step& step : plan.steps) {
+  const bool profiling = plan.profiling.load(std::memory_order_relaxed);
+  for (size_t s = 0; s < plan.steps.size(); ++s) {
+    const Step& step = plan.steps[s];
     if (!step.kernel) {
       ptr[step.outputs[0]] = ptr[step.inputs[0]];
       continue;
@@ -25,8 +28,16 @@ void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::v
     out_ptrs.resize(step.outputs.size());
     for (size_t i = 0; i < step.inputs.size(); ++i) in_ptrs[i] = ptr[step.inputs[i]];
     for (size_t i = 0; i < step.outputs.size(); ++i) out_ptrs[i] = ptr[step.outputs[i]];
+    if (!profiling) {
+      step.kernel(KernelArgs{in_ptrs.data(), out_ptrs.data(), pool});
+      continue;
+    }
+    const auto start = std::chrono::steady_clock::now();
     step.kernel(KernelArgs{in_ptrs.data(), out_ptrs.data(), pool});
+    const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
+    plan.step_nanos[s].fetch_add(uint64_t(nanos.count()), std::memory_order_relaxed);
   }
+  if (profiling) plan.profiled_runs.fetch_add(1, std::memory_order_relaxed);
   for (size_t i = 0; i < plan.outputs.size(); ++i)
     if (!plan.outputs[i].direct) std::memcpy(outputs[i]->data(), ptr[plan.outputs[i].id], plan.outputs[i].bytes);
 }
