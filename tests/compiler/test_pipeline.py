@@ -5,7 +5,8 @@ import numpy as np
 import webnn
 from webnn import _core
 
-PIPELINE = ["dead_code", "constant_folding", "dead_code", "epilogue_fusion", "lowering", "memory_plan"]
+PIPELINE = ["dead_code", "constant_folding", "dead_code", "epilogue_fusion", "lowering", "copy_elision",
+            "memory_plan"]
 
 
 def _residual_graph(builder, w, shift):

@@ -16,6 +16,9 @@ void fold_constants(CompileState& state);
 void fuse_epilogues(CompileState& state);
 // Lowers every live node (or fused group) to a kernel, in topological order: the plan's steps.
 void lower_to_kernels(CompileState& state);
+// Drops the steps of ops that only move contiguous pieces (concat, split; OpDef::pieces_layout):
+// their pieces are placed inside the whole (Plan::placements).
+void elide_copies(CompileState& state);
 // Binds inputs, constants and outputs, and places intermediate values in one arena by lifetime.
 void plan_memory(CompileState& state);
 

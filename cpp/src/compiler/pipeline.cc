@@ -22,6 +22,7 @@ const Pass kPipeline[] = {
     {"dead_code", remove_dead_code, false},  // what folding left unread
     {"epilogue_fusion", fuse_epilogues, true},
     {"lowering", lower_to_kernels, false},
+    {"copy_elision", elide_copies, true},
     {"memory_plan", plan_memory, false},
 };
 

@@ -16,6 +16,7 @@ struct Step {
   const OpDef* def;
   std::string label;
   std::vector<std::string> fused;  // ops of the graph that run inside this step's kernel (add, relu, ...)
+  int node = -1;                   // the IR node it runs
 };
 
 struct Plan {
@@ -34,6 +35,13 @@ struct Plan {
     bool direct;  // computed straight into the caller's tensor
     size_t bytes;
   };
+  // Operands that live inside another operand's bytes (compiler/passes/copy_elision.cc): the
+  // executor points each at root's pointer + offset before the steps run. Roots are never placed.
+  struct Placement {
+    int operand, root;
+    size_t offset;
+  };
+  std::vector<Placement> placements;
   std::vector<Input> inputs;    // sorted by name
   std::vector<Output> outputs;  // sorted by name
 

@@ -27,6 +27,20 @@ const char* param_kind_name(ParamKind kind) {
   return "?";
 }
 
+PiecesLayout pieces_along_axis(PiecesLayout::Kind kind, const OperandDescriptor& whole, size_t axis,
+                               const std::vector<uint32_t>& sizes) {
+  for (size_t d = 0; d < axis; ++d)
+    if (whole.shape[d] != 1) return {};
+  const size_t bytes_per_index = whole.byte_length() / std::max<size_t>(whole.shape[axis], 1);
+  PiecesLayout layout{kind, {}};
+  size_t offset = 0;
+  for (uint32_t size : sizes) {
+    layout.offsets.push_back(offset);
+    offset += size * bytes_per_index;
+  }
+  return layout;
+}
+
 const OperandLimit* OpDef::limit(const std::string& operand) const {
   for (const auto& l : limits)
     if (l.name == operand) return &l;

@@ -106,6 +106,20 @@ struct ValidatedAxis {
   size_t axis;
 };
 
+// How an op's operands sit in each other's bytes when the op only moves contiguous pieces:
+// concat lays each input at offsets[i] of its output; split cuts its input so that output i starts
+// at offsets[i]. The copy elision pass then places them there and drops the op's step.
+struct PiecesLayout {
+  enum class Kind { kNone, kInputsInOutput, kOutputsInInput };
+  Kind kind = Kind::kNone;
+  std::vector<size_t> offsets;  // bytes
+};
+
+// Pieces of `sizes` along `axis` of `whole` (concat's output, split's input): contiguous, and so a
+// layout, only when every dimension before the axis is 1.
+PiecesLayout pieces_along_axis(PiecesLayout::Kind kind, const OperandDescriptor& whole, size_t axis,
+                               const std::vector<uint32_t>& sizes);
+
 struct OpDef;
 struct Node {
   const OpDef* def = nullptr;
@@ -211,6 +225,9 @@ struct OpDef {
   uint32_t (*epilogue_support)(const OpView& op) = nullptr;
   EpilogueRole epilogue_role = EpilogueRole::kNone;
   std::pair<float, float> (*clamp_bounds)(const OpView& op) = nullptr;
+  // Copy elision (compiler/passes/copy_elision.cc): for an op that only moves whole contiguous
+  // pieces, where each piece sits in the other side's bytes for this call (empty: it copies).
+  PiecesLayout (*pieces_layout)(const OpView& op) = nullptr;
 
   const OperandLimit* limit(const std::string& operand) const;
 };

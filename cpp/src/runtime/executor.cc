@@ -15,6 +15,8 @@ void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::v
   for (size_t i = 0; i < plan.outputs.size(); ++i)
     if (plan.outputs[i].direct) ptr[plan.outputs[i].id] = outputs[i]->data();
 
+  for (const Plan::Placement& p : plan.placements) ptr[p.operand] = static_cast<uint8_t*>(ptr[p.root]) + p.offset;
+
   std::vector<const void*>& in_ptrs = plan.step_inputs;
   std::vector<void*>& out_ptrs = plan.step_outputs;
   const bool profiling = plan.profiling.load(std::memory_order_relaxed);

@@ -26,7 +26,7 @@ void lower_to_kernels(CompileState& state) {
     }
     const Node& node = ir.nodes[n];
     const NodeFusion& fused = fusion[n];
-    Step step{{}, node.inputs, node.outputs, node.def, node.label, fused.absorbed_ops};
+    Step step{{}, node.inputs, node.outputs, node.def, node.label, fused.absorbed_ops, int(n)};
     if (fused.output >= 0) step.outputs = {fused.output};
     if (fused.addend >= 0) step.inputs.push_back(fused.addend);
     std::vector<bool> copied(step.inputs.size(), false);

@@ -151,30 +151,39 @@ void plan_memory(CompileState& state) {
     }
   }
   std::sort(plan.inputs.begin(), plan.inputs.end(), [](auto& a, auto& b) { return a.name < b.name; });
+  // Where each operand's bytes live: a view's in its input's, a placed piece's in its root's.
+  std::vector<int> storage(state.alias_root);
+  std::vector<bool> placed(operand_count, false);
+  for (const Plan::Placement& p : plan.placements) {
+    placed[size_t(p.operand)] = true;
+    storage[size_t(p.operand)] = p.root;
+  }
+  for (size_t i = 0; i < operand_count; ++i) storage[i] = storage[size_t(storage[i])];
   std::vector<bool> bound(operand_count, false);
   for (const auto& [name, id] : state.outputs) {
-    bool direct = state.alias_root[id] == id && !bound[id];
+    bool direct = state.alias_root[id] == id && !placed[size_t(id)] && !bound[id];
     bound[id] = bound[id] || direct;
     plan.outputs.push_back({name, id, direct, ir.operands[id].desc.byte_length()});
   }
 
-  // The arena for intermediate values.
+  // The arena for intermediate values: one interval per storage, from its first write to its last read.
   const int step_count = int(plan.steps.size());
   std::vector<int> first(operand_count, -1), last(operand_count, -1);
   for (int s = 0; s < step_count; ++s) {
     const Step& step = plan.steps[s];
-    for (int in : step.inputs) last[state.alias_root[in]] = std::max(last[state.alias_root[in]], s);
+    for (int in : step.inputs) last[storage[in]] = std::max(last[storage[in]], s);
     if (!step.kernel) continue;
     for (int out : step.outputs) {
-      first[out] = s;
-      last[out] = std::max(last[out], s);
+      const int at = storage[out];
+      if (first[at] < 0) first[at] = s;
+      last[at] = std::max(last[at], s);
     }
   }
   for (const auto& out : plan.outputs)
-    if (!out.direct) last[state.alias_root[out.id]] = step_count;
+    if (!out.direct) last[storage[out.id]] = step_count;
   std::vector<Interval> intervals;
   for (size_t i = 0; i < operand_count; ++i) {
-    if (first[i] < 0 || bound[i]) continue;
+    if (first[i] < 0 || bound[i] || placed[i]) continue;
     intervals.push_back({int(i), round_up(ir.operands[i].desc.byte_length()), first[i], last[i]});
   }
   plan.arena_bytes = place_intervals(intervals);

@@ -51,15 +51,32 @@ Kernel lower_concat(const OpView& op, const std::vector<OperandDescriptor>& outp
   return make_strided_copy_kernel(outputs[0].data_type, std::move(copies));
 }
 
+PiecesLayout concat_pieces(const OpView& op) {
+  const auto inputs = op.operands("inputs");
+  const size_t axis = size_t(op.integer("axis"));
+  std::vector<uint32_t> sizes;
+  OperandDescriptor whole = *inputs[0];
+  whole.shape[axis] = 0;
+  for (const OperandDescriptor* in : inputs) {
+    sizes.push_back(in->shape[axis]);
+    whole.shape[axis] += in->shape[axis];
+  }
+  return pieces_along_axis(PiecesLayout::Kind::kInputsInOutput, whole, axis, sizes);
+}
+
 }  // namespace
 
 const OpDef& concat_op() {
-  static const OpDef def{"concat",
-                         {{"inputs", ParamKind::kOperandList}, {"axis", ParamKind::kUint}},
-                         {},
-                         {{"inputs", kAnyType, 1, kAnyRank}, {"output", kAnyType, 1, kAnyRank}},
-                         infer_concat,
-                         lower_concat};
+  static const OpDef def = [] {
+    OpDef d{"concat",
+            {{"inputs", ParamKind::kOperandList}, {"axis", ParamKind::kUint}},
+            {},
+            {{"inputs", kAnyType, 1, kAnyRank}, {"output", kAnyType, 1, kAnyRank}},
+            infer_concat,
+            lower_concat};
+    d.pieces_layout = concat_pieces;
+    return d;
+  }();
   return def;
 }
 

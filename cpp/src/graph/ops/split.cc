@@ -65,13 +65,20 @@ Kernel lower_split(const OpView& op, const std::vector<OperandDescriptor>& outpu
 }  // namespace
 
 const OpDef& split_op() {
-  static const OpDef def{"split",
-                         {{"input", ParamKind::kOperand}, {"splits", ParamKind::kUintOrUintList}},
-                         {{"axis", ParamKind::kUint, int64_t(0)}},
-                         {{"input", kAnyType, 1, kAnyRank}, {"outputs", kAnyType, 1, kAnyRank}},
-                         infer_split,
-                         lower_split,
-                         0};
+  static const OpDef def = [] {
+    OpDef d{"split",
+            {{"input", ParamKind::kOperand}, {"splits", ParamKind::kUintOrUintList}},
+            {{"axis", ParamKind::kUint, int64_t(0)}},
+            {{"input", kAnyType, 1, kAnyRank}, {"outputs", kAnyType, 1, kAnyRank}},
+            infer_split,
+            lower_split,
+            0};
+    d.pieces_layout = [](const OpView& op) {
+      return pieces_along_axis(PiecesLayout::Kind::kOutputsInInput, op.operand("input"),
+                               size_t(op.integer("axis")), split_sizes(op));
+    };
+    return d;
+  }();
   return def;
 }
 
