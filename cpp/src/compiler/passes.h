@@ -11,6 +11,10 @@ void remove_dead_code(CompileState& state);
 // constants (a view of a constant becomes a constant sharing its bytes). Needs remove_dead_code
 // after it. Leaves graph outputs and results much larger than their inputs alone.
 void fold_constants(CompileState& state);
+// Folds a per-channel affine map with constant parameters (batchNormalization, mul / add by a
+// per-channel constant) into the constant weights of the op producing its input (conv2d). Needs
+// remove_dead_code after it.
+void fold_scales(CompileState& state);
 // Absorbs element-wise ops (an add, then a clamp) into the epilogue of the op producing their
 // input, as far as that op's lowering accepts (OpDef::epilogue_support).
 void fuse_epilogues(CompileState& state);

@@ -19,6 +19,7 @@ struct Pass {
 const Pass kPipeline[] = {
     {"dead_code", remove_dead_code, false},
     {"constant_folding", fold_constants, true},
+    {"scale_folding", fold_scales, true},
     {"dead_code", remove_dead_code, false},  // what folding left unread
     {"epilogue_fusion", fuse_epilogues, true},
     {"lowering", lower_to_kernels, false},

@@ -47,17 +47,28 @@ const OperandLimit* OpDef::limit(const std::string& operand) const {
   return nullptr;
 }
 
-int OpView::index_of(const std::string& name) const {
+int OpDef::argument_index(const std::string& argument) const {
   size_t i = 0;
-  for (const auto& p : def_.params) {
-    if (p.name == name) return int(i);
+  for (const auto& p : params) {
+    if (p.name == argument) return int(i);
     ++i;
   }
-  for (const auto& p : def_.options) {
-    if (p.name == name) return int(i);
+  for (const auto& p : options) {
+    if (p.name == argument) return int(i);
     ++i;
   }
-  throw Error(ErrorKind::kUnknownError, str_cat("internal: ", def_.name, " has no parameter ", name));
+  throw Error(ErrorKind::kUnknownError, str_cat("internal: ", name, " has no parameter ", argument));
+}
+
+int OpView::index_of(const std::string& name) const { return def_.argument_index(name); }
+
+void set_operand_argument(Node& node, const std::string& name, int id) {
+  node.args[size_t(node.def->argument_index(name))] = OperandRef{id};
+  node.inputs.clear();
+  for (const Attr& a : node.args) {
+    if (auto* ref = std::get_if<OperandRef>(&a)) node.inputs.push_back(ref->id);
+    if (auto* list = std::get_if<OperandList>(&a)) node.inputs.insert(node.inputs.end(), list->ids.begin(), list->ids.end());
+  }
 }
 
 bool OpView::has(const std::string& name) const { return !std::holds_alternative<std::monostate>(attr(name)); }

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/common.h"
+#include "graph/channel_affine.h"
 #include "graph/epilogue.h"
 #include "kernels/kernel.h"
 
@@ -228,9 +229,20 @@ struct OpDef {
   // Copy elision (compiler/passes/copy_elision.cc): for an op that only moves whole contiguous
   // pieces, where each piece sits in the other side's bytes for this call (empty: it copies).
   PiecesLayout (*pieces_layout)(const OpView& op) = nullptr;
+  // Scale folding (compiler/passes/scale_folding.cc): this call as a per-channel affine map of one
+  // input with constant parameters (false: it is not one), and an op that can absorb such a map of
+  // its output into its constant weights (new constants appended to `operands`; false: it cannot).
+  bool (*channel_affine)(const OpView& op, ChannelAffine& map) = nullptr;
+  bool (*absorb_channel_affine)(Node& node, std::vector<OperandInfo>& operands, const ChannelAffine& map) = nullptr;
 
   const OperandLimit* limit(const std::string& operand) const;
+  // The position of a parameter or option in Node::args.
+  int argument_index(const std::string& argument) const;
 };
+
+// Points a node's operand argument `name` at operand `id` (a rewrite by a compiler pass), and
+// rebuilds its flattened inputs.
+void set_operand_argument(Node& node, const std::string& name, int id);
 
 // The registry: every op, in the spec's alphabetical order.
 const std::vector<const OpDef*>& all_ops();

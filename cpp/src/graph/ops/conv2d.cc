@@ -101,10 +101,34 @@ uint32_t conv2d_epilogue_support(const OpView& op) {
   return op.operand("input").data_type == DataType::kFloat32 ? kEpilogueClamp | kEpilogueResidual : kEpilogueNone;
 }
 
+// Folds y = scale[o] * conv(x) + shift[o] into the filter (each output channel's weights scaled) and
+// the bias (scaled and shifted): constants of the same type, computed in float64.
+bool conv2d_absorb_channel_affine(Node& node, std::vector<OperandInfo>& operands, const ChannelAffine& map) {
+  Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
+  const size_t channels = params.out_channels;
+  if (!map.uniform() && (map.axis != (params.nhwc ? 3u : 1u) || map.scale.size() != channels)) return false;
+  const int filter_id = node.inputs[1];
+  std::vector<double> filter = float_constant_values(operands[size_t(filter_id)]);
+  std::vector<double> bias(channels, 0.0);
+  if (params.has_bias) bias = float_constant_values(operands[size_t(node.inputs[2])]);
+  if (filter.empty() || bias.size() != channels) return false;
+  const bool channel_major = params.filter_layout == "oihw" || params.filter_layout == "ohwi";
+  const size_t per_channel = filter.size() / channels;
+  for (size_t i = 0; i < filter.size(); ++i) filter[i] *= map.scale_at(channel_major ? i / per_channel : i % channels);
+  for (size_t o = 0; o < channels; ++o) bias[o] = bias[o] * map.scale_at(o) + map.shift_at(o);
+  const OperandDescriptor filter_desc = operands[size_t(filter_id)].desc;
+  set_operand_argument(node, "filter", add_float_constant(operands, filter_desc, filter));
+  set_operand_argument(node, "bias", add_float_constant(operands, {filter_desc.data_type, {uint32_t(channels)}}, bias));
+  params.has_bias = true;
+  node.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);
+  return true;
+}
+
 }  // namespace
 
 const OpDef& conv2d_op() {
-  static const OpDef def{
+  static const OpDef def = [] {
+    OpDef d{
       "conv2d",
       {{"input", ParamKind::kOperand}, {"filter", ParamKind::kOperand}},
       {{"padding", ParamKind::kUintList, std::vector<int64_t>{0, 0, 0, 0}},
@@ -123,6 +147,9 @@ const OpDef& conv2d_op() {
       1,
       false,
       conv2d_epilogue_support};
+    d.absorb_channel_affine = conv2d_absorb_channel_affine;
+    return d;
+  }();
   return def;
 }
 

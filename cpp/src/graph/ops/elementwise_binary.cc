@@ -27,12 +27,40 @@ OpDef binary_def(const char* name) {
                lower_binary<Op>};
 }
 
+// x * c or x + c (either order) for a constant c that broadcasts into x along at most one axis.
+template <bool kMul>
+bool binary_channel_affine(const OpView& op, ChannelAffine& map) {
+  const OperandInfo& a = op.info("a");
+  const OperandInfo& b = op.info("b");
+  const bool constant_b = b.kind == OperandInfo::Kind::kConstant;
+  const OperandInfo& x = constant_b ? a : b;
+  const OperandInfo& c = constant_b ? b : a;
+  const std::vector<double> values = float_constant_values(c);
+  if (values.empty() || c.desc.shape.size() > x.desc.shape.size()) return false;
+  size_t axis = 0, non_unit = 0;
+  const size_t lead = x.desc.shape.size() - c.desc.shape.size();
+  for (size_t d = 0; d < c.desc.shape.size(); ++d) {
+    if (c.desc.shape[d] == 1) continue;
+    if (c.desc.shape[d] != x.desc.shape[lead + d]) return false;
+    axis = lead + d;
+    ++non_unit;
+  }
+  if (non_unit > 1) return false;
+  map.input = constant_b ? 0 : 1;
+  map.axis = axis;
+  const std::vector<double> identity(values.size(), kMul ? 0.0 : 1.0);
+  map.scale = kMul ? values : identity;
+  map.shift = kMul ? identity : values;
+  return true;
+}
+
 }  // namespace
 
 const OpDef& add_op() {
   static const OpDef def = [] {
     OpDef d = binary_def<BinaryOp::kAdd>("add");
     d.epilogue_role = EpilogueRole::kAdd;
+    d.channel_affine = binary_channel_affine<false>;
     return d;
   }();
   return def;
@@ -50,7 +78,11 @@ const OpDef& min_op() {
   return def;
 }
 const OpDef& mul_op() {
-  static const OpDef def = binary_def<BinaryOp::kMul>("mul");
+  static const OpDef def = [] {
+    OpDef d = binary_def<BinaryOp::kMul>("mul");
+    d.channel_affine = binary_channel_affine<true>;
+    return d;
+  }();
   return def;
 }
 const OpDef& pow_op() {

@@ -1,5 +1,7 @@
 // batchNormalization, instanceNormalization (nchw/nhwc) and layerNormalization (any axes; the
 // scale/bias dims follow the order of `axes`).
+#include <cmath>
+
 #include "graph/op_def.h"
 #include "kernels/norm.h"
 
@@ -33,6 +35,28 @@ Kernel lower_batch_norm(const OpView& op, const std::vector<OperandDescriptor>& 
   return make_batch_norm_kernel(outputs[0].data_type,
                                 {split_at_axis(outputs[0].shape, size_t(op.integer("axis"))), epsilon_of(op),
                                  op.input_index("scale"), op.input_index("bias")});
+}
+
+// y = (x - mean) / sqrt(variance + epsilon) * scale + bias, when all four are constants.
+bool batch_norm_channel_affine(const OpView& op, ChannelAffine& map) {
+  const std::vector<double> mean = float_constant_values(op.info("mean"));
+  const std::vector<double> variance = float_constant_values(op.info("variance"));
+  const size_t channels = mean.size();
+  std::vector<double> scale(channels, 1.0), bias(channels, 0.0);
+  if (op.has("scale")) scale = float_constant_values(op.info("scale"));
+  if (op.has("bias")) bias = float_constant_values(op.info("bias"));
+  if (channels == 0 || variance.size() != channels || scale.size() != channels || bias.size() != channels)
+    return false;
+  const double epsilon = epsilon_of(op);
+  map.input = 0;
+  map.axis = size_t(op.integer("axis"));
+  map.scale.resize(channels);
+  map.shift.resize(channels);
+  for (size_t c = 0; c < channels; ++c) {
+    map.scale[c] = scale[c] / std::sqrt(variance[c] + epsilon);
+    map.shift[c] = bias[c] - mean[c] * map.scale[c];
+  }
+  return true;
 }
 
 // ---- instanceNormalization
@@ -99,20 +123,24 @@ Kernel lower_layer_norm(const OpView& op, const std::vector<OperandDescriptor>& 
 }  // namespace
 
 const OpDef& batchNormalization_op() {
-  static const OpDef def{"batchNormalization",
-                         {{"input", ParamKind::kOperand}, {"mean", ParamKind::kOperand}, {"variance", ParamKind::kOperand}},
-                         {{"scale", ParamKind::kOptionalOperand},
-                          {"bias", ParamKind::kOptionalOperand},
-                          {"axis", ParamKind::kUint, int64_t(1)},
-                          {"epsilon", ParamKind::kDouble, 1e-5}},
-                         {{"input", kFloatTypes, 1, kAnyRank},
-                          {"mean", kFloatTypes, 1, 1, "input"},
-                          {"variance", kFloatTypes, 1, 1, "input"},
-                          {"scale", kFloatTypes, 1, 1, "input"},
-                          {"bias", kFloatTypes, 1, 1, "input"},
-                          {"output", kFloatTypes, 1, kAnyRank}},
-                         infer_batch_norm,
-                         lower_batch_norm};
+  static const OpDef def = [] {
+    OpDef d{"batchNormalization",
+            {{"input", ParamKind::kOperand}, {"mean", ParamKind::kOperand}, {"variance", ParamKind::kOperand}},
+            {{"scale", ParamKind::kOptionalOperand},
+             {"bias", ParamKind::kOptionalOperand},
+             {"axis", ParamKind::kUint, int64_t(1)},
+             {"epsilon", ParamKind::kDouble, 1e-5}},
+            {{"input", kFloatTypes, 1, kAnyRank},
+             {"mean", kFloatTypes, 1, 1, "input"},
+             {"variance", kFloatTypes, 1, 1, "input"},
+             {"scale", kFloatTypes, 1, 1, "input"},
+             {"bias", kFloatTypes, 1, 1, "input"},
+             {"output", kFloatTypes, 1, kAnyRank}},
+            infer_batch_norm,
+            lower_batch_norm};
+    d.channel_affine = batch_norm_channel_affine;
+    return d;
+  }();
   return def;
 }
 
