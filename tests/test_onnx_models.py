@@ -42,7 +42,8 @@ def assert_close_to_scale(actual, expected, tolerance=1e-4):
 
 
 # ---------------------------------------------------------------- vision models
-@pytest.mark.parametrize("build", [vision.mobilenet_v2, vision.resnet50], ids=["mobilenet_v2", "resnet50"])
+@pytest.mark.parametrize("build", [vision.mobilenet_v2, vision.resnet50, vision.mobilenet_v3],
+                         ids=["mobilenet_v2", "resnet50", "mobilenet_v3"])
 def test_vision_model(onnx_context, build):
     model = build(seed=0)
     image = np.random.default_rng(1).standard_normal((1, 3, 224, 224)).astype(np.float32)
@@ -52,6 +53,20 @@ def test_vision_model(onnx_context, build):
     (name, reference), = expected.items()
     assert_close_to_scale(logits[name], reference)
     assert np.argmax(logits[name]) == np.argmax(reference)
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_yolov8_style_detector(onnx_context, batch):
+    """SiLU, C2f split/concat (written in place), SPPF max-pools, nearest upsampling, DFL softmax."""
+    model = vision.yolov8(size=160, seed=0)
+    image = np.random.default_rng(4).standard_normal((batch, 3, 160, 160)).astype(np.float32)
+    graph = webnn.onnx.load(model, onnx_context, override_dims={"batch": batch})
+    actual = graph.compute({"input": image})
+    (name, reference), = ort_run(model, {"input": image}).items()
+    assert actual[name].shape == (batch, 84, 525)
+    assert_close_to_scale(actual[name], reference)
+    if batch == 1:  # every channel concat is written in place; the anchors' concat (axis 2) copies
+        assert [step for step in webnn._core.plan_steps(graph) if step.startswith("concat")] == ["concat"]
 
 
 # ---------------------------------------------------------------- PP-OCR (rapidocr-onnxruntime)

@@ -59,13 +59,33 @@ class _Graph:
         b = self.weight("fc_b", self.rng.standard_normal(classes) * 0.01)
         return self.node("Gemm", [x, w, b], transB=1)
 
-    def model(self, name, output, classes):
+    def classifier_head(self, x, channels, classes):
+        w = self.weight("fc_w", self.rng.standard_normal((classes, channels)) * np.sqrt(1.0 / channels))
+        return self.node("Gemm", [x, w, self.weight("fc_b", self.rng.standard_normal(classes) * 0.01)], transB=1)
+
+    def model(self, name, output, classes, size=224, opset=13):
+        return self.graph_model(name, [(output, ["batch", classes])], size, opset)
+
+    def graph_model(self, name, outputs, size, opset):
+        """The ONNX model of the nodes so far: input "input" [batch, 3, size, size], float outputs."""
         graph = helper.make_graph(
-            self.nodes, name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, 224, 224])],
-            [helper.make_tensor_value_info(output, TensorProto.FLOAT, ["batch", classes])], self.initializers)
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+            self.nodes, name, [helper.make_tensor_value_info("input", TensorProto.FLOAT, ["batch", 3, size, size])],
+            [helper.make_tensor_value_info(out, TensorProto.FLOAT, shape) for out, shape in outputs],
+            self.initializers)
+        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
         model.ir_version = 8
         return model
+
+    def ints(self, prefix, values):
+        name = self.name(prefix)
+        self.initializers.append(numpy_helper.from_array(np.asarray(values, np.int64), name))
+        return name
+
+    def conv_bn(self, x, in_channels, out_channels, kernel, stride=1, groups=1, activation="Relu"):
+        y = self.batch_norm(self.conv(x, in_channels, out_channels, kernel, stride, groups), out_channels)
+        if activation == "SiLU":
+            return self.node("Mul", [y, self.node("Sigmoid", [y])])
+        return self.node(activation, [y]) if activation else y
 
 
 def resnet50(seed=0, classes=1000):
@@ -108,3 +128,112 @@ def mobilenet_v2(seed=0, classes=1000):
             channels = out
     x = g.relu6(g.batch_norm(g.conv(x, channels, 1280, 1), 1280))
     return g.model("mobilenet_v2", g.classifier(x, 1280, classes, dropout=True), classes)
+
+
+def _divisible(value, divisor=8):
+    rounded = max(divisor, int(value + divisor / 2) // divisor * divisor)
+    return rounded + divisor if rounded < 0.9 * value else rounded
+
+
+def mobilenet_v3(seed=0, classes=1000):
+    """MobileNetV3-Large as in torchvision: hardswish, squeeze-excite (hardsigmoid gate), 5x5 depthwise."""
+    g = _Graph(seed)
+    x = g.conv_bn("input", 3, 16, 3, stride=2, activation="HardSwish")
+    channels = 16
+    for kernel, expanded, out, se, activation, stride in (
+            (3, 16, 16, False, "Relu", 1), (3, 64, 24, False, "Relu", 2), (3, 72, 24, False, "Relu", 1),
+            (5, 72, 40, True, "Relu", 2), (5, 120, 40, True, "Relu", 1), (5, 120, 40, True, "Relu", 1),
+            (3, 240, 80, False, "HardSwish", 2), (3, 200, 80, False, "HardSwish", 1),
+            (3, 184, 80, False, "HardSwish", 1), (3, 184, 80, False, "HardSwish", 1),
+            (3, 480, 112, True, "HardSwish", 1), (3, 672, 112, True, "HardSwish", 1),
+            (5, 672, 160, True, "HardSwish", 2), (5, 960, 160, True, "HardSwish", 1),
+            (5, 960, 160, True, "HardSwish", 1)):
+        y = x
+        if expanded != channels:
+            y = g.conv_bn(y, channels, expanded, 1, activation=activation)
+        y = g.conv_bn(y, expanded, expanded, kernel, stride=stride, groups=expanded, activation=activation)
+        if se:
+            squeezed = _divisible(expanded // 4)
+            gate = g.node("GlobalAveragePool", [y])
+            gate = g.node("Relu", [g.conv(gate, expanded, squeezed, 1, bias=True)])
+            gate = g.node("HardSigmoid", [g.conv(gate, squeezed, expanded, 1, bias=True)], alpha=1 / 6, beta=0.5)
+            y = g.node("Mul", [y, gate])
+        y = g.conv_bn(y, expanded, out, 1, activation=None)
+        x = g.node("Add", [x, y]) if stride == 1 and channels == out else y
+        channels = out
+    x = g.conv_bn(x, channels, 960, 1, activation="HardSwish")
+    x = g.node("Flatten", [g.node("GlobalAveragePool", [x])], axis=1)
+    w = g.weight("fc1_w", g.rng.standard_normal((1280, 960)) * np.sqrt(2.0 / 960))
+    x = g.node("HardSwish", [g.node("Gemm", [x, w, g.weight("fc1_b", np.zeros(1280))], transB=1)])
+    return g.model("mobilenet_v3", g.classifier_head(x, 1280, classes), classes, opset=14)
+
+
+def yolov8(size=320, seed=0, classes=80):
+    """A YOLOv8n-style detector: Conv-BN-SiLU, C2f (split, bottlenecks, concat), SPPF (three 5x5
+    max-pools), an FPN/PAN neck (nearest 2x Resize, concat) and the anchor-free head with DFL (softmax
+    over 16 bins, a 1x1 conv with weights 0..15) and box decoding. Output [batch, 4 + classes, anchors]."""
+    g = _Graph(seed)
+
+    def conv(x, c1, c2, k=1, s=1):
+        return g.conv_bn(x, c1, c2, k, stride=s, activation="SiLU")
+
+    def c2f(x, c1, c2, n, shortcut):
+        c = c2 // 2
+        pieces = list(_split(conv(x, c1, 2 * c), [c, c]))
+        for _ in range(n):
+            y = conv(conv(pieces[-1], c, c, 3), c, c, 3)
+            pieces.append(g.node("Add", [pieces[-1], y]) if shortcut else y)
+        return conv(g.node("Concat", pieces, axis=1), (2 + n) * c, c2)
+
+    def _split(x, sizes):
+        outputs = [g.name("split") for _ in sizes]
+        g.nodes.append(helper.make_node("Split", [x, g.ints("sizes", sizes)], outputs, axis=1, name=outputs[0]))
+        return outputs
+
+    def upsample(x):
+        scales = g.weight("scales", np.array([1, 1, 2, 2]))
+        return g.node("Resize", [x, "", scales], mode="nearest")
+
+    x = conv(conv("input", 3, 16, 3, 2), 16, 32, 3, 2)
+    x = c2f(x, 32, 32, 1, True)
+    p3 = c2f(conv(x, 32, 64, 3, 2), 64, 64, 2, True)
+    p4 = c2f(conv(p3, 64, 128, 3, 2), 128, 128, 2, True)
+    x = c2f(conv(p4, 128, 256, 3, 2), 256, 256, 1, True)
+    half = conv(x, 256, 128)  # SPPF
+    pools = [half]
+    for _ in range(3):
+        pools.append(g.node("MaxPool", [pools[-1]], kernel_shape=[5, 5], strides=[1, 1], pads=[2, 2, 2, 2]))
+    p5 = conv(g.node("Concat", pools, axis=1), 512, 256)
+    n4 = c2f(g.node("Concat", [upsample(p5), p4], axis=1), 384, 128, 1, False)
+    n3 = c2f(g.node("Concat", [upsample(n4), p3], axis=1), 192, 64, 1, False)
+    m4 = c2f(g.node("Concat", [conv(n3, 64, 64, 3, 2), n4], axis=1), 192, 128, 1, False)
+    m5 = c2f(g.node("Concat", [conv(m4, 128, 128, 3, 2), p5], axis=1), 384, 256, 1, False)
+
+    levels, anchors, strides = [], [], []
+    for feature, channels, stride in ((n3, 64, 8), (m4, 128, 16), (m5, 256, 32)):
+        box = conv(conv(feature, channels, 64, 3), 64, 64, 3)
+        box = g.conv(box, 64, 64, 1, bias=True)
+        cls = conv(conv(feature, channels, 80, 3), 80, 80, 3)
+        cls = g.conv(cls, 80, classes, 1, bias=True)
+        level = g.node("Concat", [box, cls], axis=1)
+        levels.append(g.node("Reshape", [level, g.ints("shape", [0, 64 + classes, -1])]))
+        cells = size // stride
+        ys, xs = np.meshgrid(np.arange(cells) + 0.5, np.arange(cells) + 0.5, indexing="ij")
+        anchors.append(np.stack([xs.ravel(), ys.ravel()]))
+        strides.append(np.full(cells * cells, stride))
+    head = g.node("Concat", levels, axis=2)
+    box, cls = _split(head, [64, classes])
+    dfl = g.node("Reshape", [box, g.ints("shape", [0, 4, 16, -1])])
+    dfl = g.node("Softmax", [g.node("Transpose", [dfl], perm=[0, 2, 1, 3])], axis=1)
+    bins = g.weight("dfl_w", np.arange(16).reshape(1, 16, 1, 1))
+    dist = g.node("Reshape", [g.node("Conv", [dfl, bins]), g.ints("shape", [0, 4, -1])])
+    left_top, right_bottom = _split(dist, [2, 2])
+    anchor = g.weight("anchors", np.concatenate(anchors, 1))
+    top_left = g.node("Sub", [anchor, left_top])
+    bottom_right = g.node("Add", [anchor, right_bottom])
+    center = g.node("Div", [g.node("Add", [top_left, bottom_right]), g.weight("two", np.array(2.0))])
+    extent = g.node("Sub", [bottom_right, top_left])
+    boxes = g.node("Mul", [g.node("Concat", [center, extent], axis=1), g.weight("strides", np.concatenate(strides))])
+    output = g.node("Concat", [boxes, g.node("Sigmoid", [cls])], axis=1)
+    count = sum(a.shape[1] for a in anchors)
+    return g.graph_model("yolov8", [(output, ["batch", 4 + classes, count])], size, 13)
