@@ -25,6 +25,12 @@ struct ChannelAffine {
 
 // A float32 / float16 constant's values, or empty when the operand is not such a constant.
 std::vector<double> float_constant_values(const OperandInfo& info);
+// A float32 / float16 constant (operand `source`) with each channel's elements multiplied by
+// map.scale_at(channel), appended to `operands` as a new constant; its id, or -1 when `source` is
+// not such a constant. Channel c's elements are the c-th block of `channels` equal blocks
+// (channel_major: an OIHW filter), or every element whose index % channels == c (an HWIO filter).
+int add_channel_scaled_constant(std::vector<OperandInfo>& operands, int source, const ChannelAffine& map,
+                                size_t channels, bool channel_major);
 // A new float32 / float16 constant of `desc` holding `values`, appended to `operands`; its id.
 int add_float_constant(std::vector<OperandInfo>& operands, const OperandDescriptor& desc,
                        const std::vector<double>& values);

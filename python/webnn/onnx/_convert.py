@@ -84,7 +84,7 @@ class Converter:
                 value = self.op("cast", value, data_type)
             return value
         if data_type is not None:
-            value = value.astype(np.dtype(data_type))
+            value = value.astype(np.dtype(data_type), copy=False)
         cached = self._constants.get(id(value))
         if cached is not None and cached[0] is value:
             return cached[1]
@@ -210,11 +210,12 @@ def convert(model, context=None, *, override_dims=None, input_shapes=None, build
 
 
 def _convert_graph(model, builder, context, override_dims, input_shapes, walk):
+    weights = _prepare.initializers(model.graph)
     model, input_types = _prepare.pin_and_infer(model, override_dims, input_shapes)
     converter = walk["converter"] = Converter(model, builder, context)
     graph = model.graph
     inputs = {}
-    for name, array in _prepare.initializers(graph).items():
+    for name, array in weights.items():
         converter.set(name, array)
     for info in graph.input:
         if info.name in converter.values:

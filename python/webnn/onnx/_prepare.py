@@ -34,21 +34,62 @@ def _valid_size(value):
     return hasattr(value, "__index__") and not isinstance(value, bool) and int(value) >= 1
 
 
+# Initializers with more elements than this are given to shape inference as typed inputs, not data.
+_INFERENCE_DATA_LIMIT = 1024
+
+
+def _repeated(field):
+    is_repeated = getattr(field, "is_repeated", None)  # protobuf >= 6; older ones have label
+    return is_repeated if is_repeated is not None else field.label == field.LABEL_REPEATED
+
+
+def _copy_fields(source, target, skip):
+    for field, value in source.ListFields():
+        if field.name in skip:
+            continue
+        if _repeated(field):
+            getattr(target, field.name).extend(value)
+        elif field.message_type is not None:
+            getattr(target, field.name).CopyFrom(value)
+        else:
+            setattr(target, field.name, value)
+
+
+def _skeleton(model, onnx):
+    """A copy of the model whose large initializers are declared as graph inputs (type and shape
+    only), so that copying it and shape inference never serialize the weights. Small ones (shapes,
+    scales, axes) stay data: inference reads their values."""
+    skeleton = onnx.ModelProto()
+    _copy_fields(model, skeleton, {"graph"})
+    _copy_fields(model.graph, skeleton.graph, {"initializer"})
+    declared = {info.name for info in model.graph.input}
+    for tensor in model.graph.initializer:
+        count = 1
+        for d in tensor.dims:
+            count *= d
+        if count <= _INFERENCE_DATA_LIMIT:
+            skeleton.graph.initializer.add().CopyFrom(tensor)
+        elif tensor.name not in declared:
+            skeleton.graph.input.append(onnx.helper.make_tensor_value_info(tensor.name, tensor.data_type,
+                                                                           list(tensor.dims)))
+    return skeleton
+
+
 def pin_and_infer(model, override_dims, input_shapes):
     """Returns ``(model copy with static input shapes and inferred value_info, {input: (elem_type,
-    shape)})``. Raises TypeError for unknown names, wrong ranks, or dimensions left unresolved."""
+    shape)})``. The copy holds only the small initializers (read the weights from ``model``).
+    Raises TypeError for unknown names, wrong ranks, or dimensions left unresolved."""
     onnx = onnx_module()
     override_dims = _check_sizes(override_dims, "override_dims")
     input_shapes = _check_sizes(input_shapes, "input_shapes")
     for name, size in override_dims.items():
         if not isinstance(name, str) or not _valid_size(size):
             raise TypeError(f"webnn.onnx: override_dims must map dimension names to integers >= 1, got {name!r}: {size!r}")
-    pinned = onnx.ModelProto()
-    pinned.CopyFrom(model)
+    initializer_names = {t.name for t in model.graph.initializer}
+    pinned = _skeleton(model, onnx)
     if len(pinned.functions):  # model-local functions: inline their bodies
         pinned = onnx.inliner.inline_local_functions(pinned)
     graph = pinned.graph
-    initializer_names = {t.name for t in graph.initializer}
     inputs = [info for info in graph.input if info.name not in initializer_names]
     unknown = set(input_shapes) - {info.name for info in inputs}
     if unknown:

@@ -102,22 +102,20 @@ uint32_t conv2d_epilogue_support(const OpView& op) {
 }
 
 // Folds y = scale[o] * conv(x) + shift[o] into the filter (each output channel's weights scaled) and
-// the bias (scaled and shifted): constants of the same type, computed in float64.
+// the bias (scaled and shifted, in float64): new constants of the filter's type.
 bool conv2d_absorb_channel_affine(Node& node, std::vector<OperandInfo>& operands, const ChannelAffine& map) {
   Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
   const size_t channels = params.out_channels;
   if (!map.uniform() && (map.axis != (params.nhwc ? 3u : 1u) || map.scale.size() != channels)) return false;
-  const int filter_id = node.inputs[1];
-  std::vector<double> filter = float_constant_values(operands[size_t(filter_id)]);
   std::vector<double> bias(channels, 0.0);
   if (params.has_bias) bias = float_constant_values(operands[size_t(node.inputs[2])]);
-  if (filter.empty() || bias.size() != channels) return false;
+  if (bias.size() != channels) return false;
+  const OperandDescriptor filter_desc = operands[size_t(node.inputs[1])].desc;
   const bool channel_major = params.filter_layout == "oihw" || params.filter_layout == "ohwi";
-  const size_t per_channel = filter.size() / channels;
-  for (size_t i = 0; i < filter.size(); ++i) filter[i] *= map.scale_at(channel_major ? i / per_channel : i % channels);
+  const int filter = add_channel_scaled_constant(operands, node.inputs[1], map, channels, channel_major);
+  if (filter < 0) return false;
   for (size_t o = 0; o < channels; ++o) bias[o] = bias[o] * map.scale_at(o) + map.shift_at(o);
-  const OperandDescriptor filter_desc = operands[size_t(filter_id)].desc;
-  set_operand_argument(node, "filter", add_float_constant(operands, filter_desc, filter));
+  set_operand_argument(node, "filter", filter);
   set_operand_argument(node, "bias", add_float_constant(operands, {filter_desc.data_type, {uint32_t(channels)}}, bias));
   params.has_bias = true;
   node.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);
