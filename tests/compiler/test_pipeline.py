@@ -5,7 +5,7 @@ import numpy as np
 import webnn
 from webnn import _core
 
-PIPELINE = ["dead_code", "constant_folding", "scale_folding", "dead_code", "epilogue_fusion", "lowering", "copy_elision",
+PIPELINE = ["dead_code", "constant_folding", "scale_folding", "dead_code", "epilogue_fusion", "lowering", "copy_elision", "in_place",
             "memory_plan"]
 
 

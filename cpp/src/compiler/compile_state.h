@@ -45,6 +45,28 @@ struct CompileState {
       if (out == id) return true;
     return false;
   }
+  // Where each operand's bytes live: (root operand, byte offset). A view lives in its input's bytes,
+  // a placed operand (Plan::placements) in its root's; every other operand is its own root.
+  struct Storage {
+    int root;
+    size_t offset;
+  };
+  std::vector<Storage> storage() const {
+    std::vector<Storage> at(graph.operands.size());
+    for (size_t i = 0; i < at.size(); ++i) at[i] = {alias_root.empty() ? int(i) : alias_root[i], 0};
+    for (const Plan::Placement& p : plan->placements) at[size_t(p.operand)] = {p.root, p.offset};
+    for (size_t i = 0; i < at.size(); ++i)  // a root may itself be placed: follow to the end
+      while (at[size_t(at[i].root)].root != at[i].root) at[i] = {at[size_t(at[i].root)].root, at[i].offset + at[size_t(at[i].root)].offset};
+    return at;
+  }
+  // Rewrites Plan::placements so that no root is itself placed.
+  void flatten_placements() {
+    const std::vector<Storage> at = storage();
+    for (Plan::Placement& p : plan->placements) {
+      p.root = at[size_t(p.operand)].root;
+      p.offset = at[size_t(p.operand)].offset;
+    }
+  }
   void log(const char* pass, std::string summary) { plan->pass_log.push_back({pass, std::move(summary)}); }
 };
 

@@ -23,6 +23,9 @@ void lower_to_kernels(CompileState& state);
 // Drops the steps of ops that only move contiguous pieces (concat, split; OpDef::pieces_layout):
 // their pieces are placed inside the whole (Plan::placements).
 void elide_copies(CompileState& state);
+// Lets an element-wise step write its output over a same-shape input that nothing reads later
+// (OpDef::element_wise; Plan::placements).
+void run_in_place(CompileState& state);
 // Binds inputs, constants and outputs, and places intermediate values in one arena by lifetime.
 void plan_memory(CompileState& state);
 

@@ -24,6 +24,7 @@ const Pass kPipeline[] = {
     {"epilogue_fusion", fuse_epilogues, true},
     {"lowering", lower_to_kernels, false},
     {"copy_elision", elide_copies, true},
+    {"in_place", run_in_place, true},
     {"memory_plan", plan_memory, false},
 };
 

@@ -234,6 +234,10 @@ struct OpDef {
   // its output into its constant weights (new constants appended to `operands`; false: it cannot).
   bool (*channel_affine)(const OpView& op, ChannelAffine& map) = nullptr;
   bool (*absorb_channel_affine)(Node& node, std::vector<OperandInfo>& operands, const ChannelAffine& map) = nullptr;
+  // Each output element depends only on the input elements at its own index (or broadcast ones),
+  // read before it is written: the output may take the storage of a same-shape input that is not
+  // read afterwards (compiler/passes/in_place.cc).
+  bool element_wise = false;
 
   const OperandLimit* limit(const std::string& operand) const;
   // The position of a parameter or option in Node::args.

@@ -151,14 +151,11 @@ void plan_memory(CompileState& state) {
     }
   }
   std::sort(plan.inputs.begin(), plan.inputs.end(), [](auto& a, auto& b) { return a.name < b.name; });
-  // Where each operand's bytes live: a view's in its input's, a placed piece's in its root's.
-  std::vector<int> storage(state.alias_root);
+  // Where each operand's bytes live: a view's in its input's, a placed operand's in its root's.
+  std::vector<int> storage(operand_count);
+  for (size_t i = 0; i < operand_count; ++i) storage[i] = state.storage()[i].root;
   std::vector<bool> placed(operand_count, false);
-  for (const Plan::Placement& p : plan.placements) {
-    placed[size_t(p.operand)] = true;
-    storage[size_t(p.operand)] = p.root;
-  }
-  for (size_t i = 0; i < operand_count; ++i) storage[i] = storage[size_t(storage[i])];
+  for (const Plan::Placement& p : plan.placements) placed[size_t(p.operand)] = true;
   std::vector<bool> bound(operand_count, false);
   for (const auto& [name, id] : state.outputs) {
     bool direct = state.alias_root[id] == id && !placed[size_t(id)] && !bound[id];

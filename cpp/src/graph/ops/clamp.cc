@@ -78,6 +78,7 @@ const OpDef& clamp_op() {
             lower_clamp};
     d.epilogue_role = EpilogueRole::kClamp;
     d.clamp_bounds = clamp_bounds_f32;
+    d.element_wise = true;
     return d;
   }();
   return def;

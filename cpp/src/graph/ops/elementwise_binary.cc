@@ -19,12 +19,14 @@ Kernel lower_binary(const OpView& op, const std::vector<OperandDescriptor>& outp
 // Every binary op allows any dtype for a, b the same as a, and any rank.
 template <BinaryOp Op>
 OpDef binary_def(const char* name) {
-  return OpDef{name,
-               {{"a", ParamKind::kOperand}, {"b", ParamKind::kOperand}},
-               {},
-               {{"a", kAnyType, 0, kAnyRank}, {"b", kAnyType, 0, kAnyRank, "a"}, {"output", kAnyType, 0, kAnyRank}},
-               infer_binary,
-               lower_binary<Op>};
+  OpDef def{name,
+            {{"a", ParamKind::kOperand}, {"b", ParamKind::kOperand}},
+            {},
+            {{"a", kAnyType, 0, kAnyRank}, {"b", kAnyType, 0, kAnyRank, "a"}, {"output", kAnyType, 0, kAnyRank}},
+            infer_binary,
+            lower_binary<Op>};
+  def.element_wise = true;
+  return def;
 }
 
 // x * c or x + c (either order) for a constant c that broadcasts into x along at most one axis.

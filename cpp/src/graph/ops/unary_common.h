@@ -19,12 +19,14 @@ Kernel lower_unary(const OpView& op, const std::vector<OperandDescriptor>& outpu
 
 template <UnaryOp Op>
 OpDef unary_op_def(const char* name, DataTypeSet types, std::vector<ParamSpec> options = {}) {
-  return OpDef{name,
-               {{"input", ParamKind::kOperand}},
-               std::move(options),
-               {{"input", types, 0, kAnyRank}, {"output", types, 0, kAnyRank}},
-               infer_same_as_input,
-               lower_unary<Op>};
+  OpDef def{name,
+            {{"input", ParamKind::kOperand}},
+            std::move(options),
+            {{"input", types, 0, kAnyRank}, {"output", types, 0, kAnyRank}},
+            infer_same_as_input,
+            lower_unary<Op>};
+  def.element_wise = true;
+  return def;
 }
 
 }  // namespace webnn

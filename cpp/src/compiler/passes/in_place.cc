@@ -1,0 +1,50 @@
+// In-place element-wise ops: an element-wise step (OpDef::element_wise) writes its output over a
+// same-shape, same-type input whose storage nothing reads after it, so a chain of them reuses one
+// buffer and the arena shrinks. The output is placed (Plan::placements) where that input lives.
+#include <algorithm>
+
+#include "compiler/passes.h"
+
+namespace webnn {
+
+void run_in_place(CompileState& state) {
+  Plan& plan = *state.plan;
+  const GraphIR& ir = state.graph;
+  const size_t operand_count = ir.operands.size();
+  std::vector<CompileState::Storage> at = state.storage();
+  const int step_count = int(plan.steps.size());
+  // The last step reading each storage root (step_count: read after the run, as a graph output).
+  std::vector<int> last_read(operand_count, -1);
+  std::vector<bool> written(operand_count, false);
+  for (int s = 0; s < step_count; ++s) {
+    for (int in : plan.steps[size_t(s)].inputs) last_read[size_t(at[size_t(in)].root)] = s;
+    if (plan.steps[size_t(s)].kernel)
+      for (int out : plan.steps[size_t(s)].outputs) written[size_t(at[size_t(out)].root)] = true;
+  }
+  for (const auto& [name, id] : state.outputs) last_read[size_t(at[size_t(id)].root)] = step_count;
+
+  size_t in_place = 0;
+  for (int s = 0; s < step_count; ++s) {
+    const Step& step = plan.steps[size_t(s)];
+    if (!step.kernel || !step.def->element_wise || step.outputs.size() != 1 || !step.fused.empty()) continue;
+    const int y = step.outputs[0];
+    if (at[size_t(y)].root != y || state.is_graph_output(y)) continue;
+    for (int x : step.inputs) {
+      const int root = at[size_t(x)].root;
+      // x's storage: an arena value (a kernel writes it; not a graph input or constant), read last here.
+      if (!written[size_t(root)] || last_read[size_t(root)] != s || ir.operands[size_t(x)].desc != ir.operands[size_t(y)].desc)
+        continue;
+      plan.placements.push_back({y, root, at[size_t(x)].offset});
+      for (size_t i = 0; i < operand_count; ++i)  // y's own pieces (a split of y) move along with it
+        if (at[i].root == y) at[i] = {root, at[size_t(x)].offset + at[i].offset};
+      at[size_t(y)] = {root, at[size_t(x)].offset};
+      last_read[size_t(root)] = std::max(last_read[size_t(root)], last_read[size_t(y)]);
+      ++in_place;
+      break;
+    }
+  }
+  state.flatten_placements();
+  state.log("in_place", str_cat(in_place, " element-wise ops write over an input"));
+}
+
+}  // namespace webnn
