@@ -40,6 +40,7 @@ class AlignedBuffer {
   size_t size() const { return size_; }
 
  private:
+  void* allocation_ = nullptr;  // calloc's block; data_ is its first kAlignment-aligned byte
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };

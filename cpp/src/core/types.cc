@@ -1,5 +1,8 @@
 #include <webnn/webnn.h>
 
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
 #include <new>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -42,14 +45,16 @@ std::string OperandDescriptor::to_string() const {
   return str_cat("{dataType: ", data_type_name(data_type), ", shape: ", shape_to_string(shape), "}");
 }
 
+// Zeroed by calloc, which skips the memset for fresh pages from the OS (large buffers): their pages
+// are then touched once, by whoever fills them, not twice.
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
-  size_t rounded = (bytes + kAlignment - 1) / kAlignment * kAlignment;
-  if (rounded == 0) rounded = kAlignment;
-  data_ = static_cast<uint8_t*>(std::aligned_alloc(kAlignment, rounded));
-  if (!data_) throw Error(ErrorKind::kUnknownError, str_cat("out of memory allocating ", bytes, " bytes"));
-  std::memset(data_, 0, rounded);
+  const size_t rounded = std::max<size_t>((bytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
+  allocation_ = std::calloc(1, rounded + kAlignment);
+  if (!allocation_) throw Error(ErrorKind::kUnknownError, str_cat("out of memory allocating ", bytes, " bytes"));
+  const uintptr_t address = reinterpret_cast<uintptr_t>(allocation_);
+  data_ = reinterpret_cast<uint8_t*>((address + kAlignment - 1) / kAlignment * kAlignment);
 }
-AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+AlignedBuffer::~AlignedBuffer() { std::free(allocation_); }
 
 void release_free_memory() {
 #if defined(__GLIBC__)
