@@ -11,6 +11,9 @@ void remove_dead_code(CompileState& state);
 // constants (a view of a constant becomes a constant sharing its bytes). Needs remove_dead_code
 // after it. Leaves graph outputs and results much larger than their inputs alone.
 void fold_constants(CompileState& state);
+// Replaces element-wise chains that spell out an op (GELU with erf) by that op. Needs
+// remove_dead_code after it.
+void recognize_ops(CompileState& state);
 // Folds a per-channel affine map with constant parameters (batchNormalization, mul / add by a
 // per-channel constant) into the constant weights of the op producing its input (conv2d). Needs
 // remove_dead_code after it.

@@ -19,6 +19,7 @@ struct Pass {
 const Pass kPipeline[] = {
     {"dead_code", remove_dead_code, false},
     {"constant_folding", fold_constants, true},
+    {"op_recognition", recognize_ops, true},
     {"scale_folding", fold_scales, true},
     {"dead_code", remove_dead_code, false},  // what folding left unread
     {"epilogue_fusion", fuse_epilogues, true},

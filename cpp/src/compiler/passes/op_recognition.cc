@@ -1,0 +1,105 @@
+// Op recognition: element-wise chains that spell out an op WebNN has become that op, so they run as
+// one kernel (one pass over memory) instead of several. Today: GELU written with erf, as exporters
+// emit it: 0.5 * x * (1 + erf(x / sqrt(2))), in any order of its multiplications and with
+// x * (1 / sqrt(2)) for the division. Needs remove_dead_code after it.
+#include <cmath>
+
+#include "compiler/passes.h"
+
+namespace webnn {
+
+namespace {
+
+class Matcher {
+ public:
+  explicit Matcher(const CompileState& state) : state_(state), ir_(state.graph), readers_(ir_.operands.size(), 0) {
+    for (size_t n = 0; n < ir_.nodes.size(); ++n)
+      if (state.live_node[n])
+        for (int in : ir_.nodes[n].inputs) ++readers_[size_t(in)];
+  }
+
+  // The live node producing `id`, when it is op `name` and (unless `any_readers`) `id` has no other
+  // reader and is not a graph output.
+  const Node* producer(int id, const char* name, bool any_readers = false) const {
+    const int n = ir_.operands[size_t(id)].producer;
+    if (n < 0 || !state_.live_node[size_t(n)] || ir_.nodes[size_t(n)].def->name != name) return nullptr;
+    if (!any_readers && (readers_[size_t(id)] != 1 || state_.is_graph_output(id))) return nullptr;
+    return &ir_.nodes[size_t(n)];
+  }
+  // Whether `id` is a float constant of one element equal to `value` (to float32 precision).
+  bool is_scalar(int id, double value) const {
+    const OperandInfo& info = ir_.operands[size_t(id)];
+    const std::vector<double> values = float_constant_values(info);
+    return values.size() == 1 && std::abs(values[0] - value) <= 1e-3 * std::abs(value);
+  }
+  // For a binary node with one operand a scalar constant equal to `value`: the other operand.
+  int other_than_scalar(const Node& node, double value) const {
+    if (is_scalar(node.inputs[1], value)) return node.inputs[0];
+    if (is_scalar(node.inputs[0], value)) return node.inputs[1];
+    return -1;
+  }
+
+  // x, when `id` is erf(x / sqrt(2)) + 1 (or erf(x * 1/sqrt(2)) + 1) with single-reader steps.
+  int gelu_gate_input(int id) const {
+    const Node* add = producer(id, "add");
+    if (!add) return -1;
+    const int erf_out = other_than_scalar(*add, 1.0);
+    const Node* erf = erf_out < 0 ? nullptr : producer(erf_out, "erf");
+    if (!erf) return -1;
+    const int scaled = erf->inputs[0];
+    if (const Node* div = producer(scaled, "div"))
+      return is_scalar(div->inputs[1], std::sqrt(2.0)) ? div->inputs[0] : -1;
+    if (const Node* mul = producer(scaled, "mul")) return other_than_scalar(*mul, std::sqrt(0.5));
+    return -1;
+  }
+
+  // The GELU input when the mul `node` ends a GELU chain, else -1.
+  int gelu_input(const Node& node) const {
+    for (int half_side : {0, 1}) {
+      // (x * gate) * 0.5, or 0.5 * (x * gate)
+      if (is_scalar(node.inputs[1 - half_side], 0.5)) {
+        const Node* product = producer(node.inputs[half_side], "mul");
+        if (!product) continue;
+        for (int k : {0, 1}) {
+          const int x = gelu_gate_input(product->inputs[k]);
+          if (x >= 0 && x == product->inputs[1 - k]) return x;
+        }
+      }
+      // (x * 0.5) * gate
+      const Node* half = producer(node.inputs[half_side], "mul");
+      if (half) {
+        const int x = other_than_scalar(*half, 0.5);
+        if (x >= 0 && gelu_gate_input(node.inputs[1 - half_side]) == x) return x;
+      }
+    }
+    return -1;
+  }
+
+ private:
+  const CompileState& state_;
+  const GraphIR& ir_;
+  std::vector<int> readers_;
+};
+
+}  // namespace
+
+void recognize_ops(CompileState& state) {
+  GraphIR& ir = state.graph;
+  const OpDef* gelu = find_op("gelu");
+  const Matcher matcher(state);  // reader counts stay right: a rewritten chain's inner values had one reader
+  size_t recognized = 0;
+  for (size_t n = 0; n < ir.nodes.size(); ++n) {
+    Node& node = ir.nodes[n];
+    if (!state.live_node[n] || node.def->name != "mul") continue;
+    const int y = node.outputs[0];
+    const DataType type = ir.operands[size_t(y)].desc.data_type;
+    if (type != DataType::kFloat32 && type != DataType::kFloat16) continue;
+    const int x = matcher.gelu_input(node);
+    if (x < 0 || ir.operands[size_t(x)].desc != ir.operands[size_t(y)].desc) continue;
+    node = Node{gelu, {OperandRef{x}}, node.label, {x}, {y}, nullptr};
+    ++recognized;
+  }
+  state.log("op_recognition", str_cat(recognized, " element-wise chains run as one op (gelu)"));
+}
+
+}  // namespace webnn

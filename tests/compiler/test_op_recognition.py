@@ -1,0 +1,78 @@
+"""Op recognition (compiler/passes/op_recognition.cc): GELU spelled out with erf, in the orders
+exporters write it, runs as one gelu step; a chain whose values are read elsewhere, or whose constants
+differ, is left alone. Results match float64 GELU and the unrecognized plan."""
+import math
+
+import numpy as np
+import pytest
+
+import webnn
+from webnn import _core
+
+RNG = np.random.default_rng(9)
+
+
+def _gelu(x):
+    x = x.astype(np.float64)
+    return 0.5 * x * (1 + np.vectorize(math.erf)(x / math.sqrt(2)))
+
+
+def _chain(b, x, form, half=0.5, root=math.sqrt(2)):
+    dtype = x.data_type
+    c = lambda v: b.constant(dtype, v)  # noqa: E731
+    scaled = b.div(x, c(root)) if form != "mul_by_inverse" else b.mul(c(1 / root), x)
+    gate = b.add(b.erf(scaled), c(1.0)) if form != "one_first" else b.add(c(1.0), b.erf(scaled))
+    if form == "half_first":
+        return b.mul(b.mul(x, c(half)), gate)
+    if form == "half_last_left":
+        return b.mul(c(half), b.mul(gate, x))
+    return b.mul(b.mul(x, gate), c(half))
+
+
+def _recognized(graph):
+    summary = dict(_core.plan_passes(graph))["op_recognition"]
+    return 0 if summary.startswith("disabled") else int(summary.split()[0])
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("form", ["half_last", "half_first", "half_last_left", "mul_by_inverse", "one_first"])
+def test_gelu_chains_become_gelu(context, monkeypatch, dtype, form):
+    x = (RNG.standard_normal((3, 40)) * 3).astype(dtype)
+
+    def make(b):
+        a = b.input("x", data_type=dtype, shape=[3, 40])
+        return b.build({"y": b.neg(_chain(b, b.abs(a), form))})
+
+    graph = make(webnn.MLGraphBuilder(context))
+    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "op_recognition")
+    plain = make(webnn.MLGraphBuilder(context))
+    assert _recognized(graph) == 1 and _recognized(plain) == 0
+    assert _core.plan_steps(graph) == ["abs", "gelu", "neg"]
+    want = -_gelu(np.abs(x))
+    tol = 1e-6 if dtype == "float32" else 3e-3
+    for g in (graph, plain):
+        np.testing.assert_allclose(g.compute({"x": x})["y"].astype(np.float64), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", ["gate_read_elsewhere", "erf_is_output", "other_half", "other_root", "int_type"])
+def test_not_recognized(context, case):
+    b = webnn.MLGraphBuilder(context)
+    dtype = "int32" if case == "int_type" else "float32"
+    a = b.input("x", data_type="float32", shape=[4])
+    outputs = {}
+    if case == "int_type":
+        x = b.cast(a, "int32")
+        outputs["y"] = b.mul(b.mul(x, b.add(b.abs(x), b.constant(dtype, 1))), b.constant(dtype, 0))
+    elif case in ("gate_read_elsewhere", "erf_is_output"):
+        e = b.erf(b.div(a, b.constant("float32", math.sqrt(2))))
+        gate = b.add(e, b.constant("float32", 1.0))
+        outputs["y"] = b.mul(b.mul(a, gate), b.constant("float32", 0.5))
+        outputs["other"] = b.relu(gate) if case == "gate_read_elsewhere" else e
+    else:
+        outputs["y"] = _chain(b, a, "half_last", half=0.25 if case == "other_half" else 0.5,
+                              root=2.0 if case == "other_root" else math.sqrt(2))
+    graph = b.build(outputs)
+    assert _recognized(graph) == 0
+    x = np.linspace(-3, 3, 4).astype(np.float32)
+    if case in ("gate_read_elsewhere", "erf_is_output"):
+        np.testing.assert_allclose(graph.compute({"x": x})["y"], _gelu(x), rtol=1e-6, atol=1e-7)
