@@ -5,6 +5,7 @@ Read from each source file's own #include lines. Kernels are a leaf library over
 include nothing from graph/, compiler/, runtime/ or formats/. The builder (graph/) records; the
 runtime compiles (runtime/graph_build.cc) and executes (runtime/executor.cc).
 """
+import io
 import re
 from pathlib import Path
 
@@ -92,3 +93,12 @@ def test_no_python_import_cycle():
         graph[module] = {t for t in graph[module] if not module.startswith(t + ".")}
     cycles = [c for c in (cycle_from(m) for m in sorted(graph)) if c]
     assert not cycles, cycles[0]
+
+
+@pytest.mark.skipif(not PYTHON.is_dir(), reason="the Python sources are not beside the tests")
+def test_python_sources_pass_pyflakes():
+    api = pytest.importorskip("pyflakes.api")
+    reporter = pytest.importorskip("pyflakes.reporter")
+    out = io.StringIO()
+    count = api.checkRecursive([str(PYTHON)], reporter.Reporter(out, out))
+    assert count == 0, out.getvalue()

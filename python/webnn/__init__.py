@@ -29,7 +29,7 @@ from ._api import (
     ml,
     numpy_dtype,
 )
-from ._compat import MLActivation  # importing it installs the 2022 Working Draft conveniences
+from ._compat import MLActivation  # the 2022 Working Draft's MLOperator
 from .formats import load, load_into, save  # .webnn model files
 from . import profiling  # plan and profile reports
 
@@ -39,5 +39,5 @@ __all__ = [
     "ML", "MLContext", "MLContextLostInfo", "MLGraph", "MLGraphBuilder", "MLOperand", "MLOperandDescriptor",
     "MLTensor", "MLTensorDescriptor", "create_context", "create_context_async", "ml",
     "MLError", "DataError", "InvalidStateError", "NotSupportedError", "OperationError", "UnknownError",
-    "MLActivation", "numpy_dtype",
+    "MLActivation", "numpy_dtype", "load", "load_into", "save", "profiling",
 ]

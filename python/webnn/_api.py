@@ -1,18 +1,25 @@
 """The Python mapping of the WebNN API (see ARCHITECTURE.md §2).
 
 The classes are the native ones from ``webnn._core``; this module adds the spec's methods that
-need argument normalization (descriptors, options dictionaries, camelCase and snake_case names),
-the ``*_async`` variants, and one builder method per operation, generated from the native op
-registry so that an op added in C++ appears here with no Python change.
+need argument normalization (done by ``_normalize``: descriptors, options dictionaries, camelCase
+and snake_case names), the ``*_async`` variants, and one builder method per operation, generated
+from the native op registry so that an op added in C++ appears here with no Python change. The
+2022 Working Draft forms (``_compat``) are mapped onto the same normalized calls.
 """
 import keyword
-import re
-from dataclasses import dataclass, field
-from typing import List
 
 import numpy as np
 
-from . import _async, _core
+from . import _async, _compat, _core
+from ._compat import MLActivation
+from ._normalize import (DATA_TYPES, OP_INFOS, MLOperandDescriptor, MLTensorDescriptor, OpCall, data_type_name,
+                         is_number, normalize_descriptor, snake_case)
+
+__all__ = [
+    "DATA_TYPES", "ML", "MLActivation", "MLContext", "MLContextLostInfo", "MLGraph", "MLGraphBuilder", "MLOperand",
+    "MLOperandDescriptor", "MLTensor", "MLTensorDescriptor", "create_context", "create_context_async", "ml",
+    "normalize_descriptor", "numpy_dtype", "op_doc", "snake_case",
+]
 
 MLContext = _core.MLContext
 MLGraphBuilder = _core.MLGraphBuilder
@@ -20,97 +27,16 @@ MLGraph = _core.MLGraph
 MLOperand = _core.MLOperand
 MLTensor = _core.MLTensor
 
-DATA_TYPES = ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8", "int4", "uint4")
 # NumPy has no 4-bit integers: int4/uint4 data is held one value per int8/uint8 element.
 _NUMPY_STORAGE = {"int4": "int8", "uint4": "uint8"}
+POWER_PREFERENCES = ("default", "high-performance", "low-power")
 
 
 def numpy_dtype(data_type):
     """The NumPy dtype that holds an MLOperandDataType's values (``int4`` -> ``int8``,
     ``uint4`` -> ``uint8``, one value per element; every other type maps to itself)."""
-    name = _data_type_name(data_type, "numpy_dtype")
+    name = data_type_name(data_type, "numpy_dtype")
     return np.dtype(_NUMPY_STORAGE.get(name, name))
-POWER_PREFERENCES = ("default", "high-performance", "low-power")
-
-
-# ---------------------------------------------------------------- names
-_SNAKE_OVERRIDES = {"isNaN": "is_nan"}
-
-
-def snake_case(name):
-    """The Python name of a spec name: ``convTranspose2d`` -> ``conv_transpose2d``."""
-    if name in _SNAKE_OVERRIDES:
-        return _SNAKE_OVERRIDES[name]
-    return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).lower()
-
-
-# ---------------------------------------------------------------- descriptors
-@dataclass
-class MLOperandDescriptor:
-    """An operand's data type and shape (``[]`` is a scalar)."""
-
-    data_type: str
-    shape: List[int] = field(default_factory=list)
-
-
-@dataclass
-class MLTensorDescriptor(MLOperandDescriptor):
-    """A tensor's data type, shape, and whether script may read or write it."""
-
-    readable: bool = False
-    writable: bool = False
-
-
-def _data_type_name(value, what):
-    if isinstance(value, str):
-        if value not in DATA_TYPES:
-            raise TypeError(f"{what}: '{value}' is not an MLOperandDataType (one of {', '.join(DATA_TYPES)})")
-        return value
-    try:
-        name = np.dtype(value).name
-    except TypeError:
-        name = None
-    if name not in DATA_TYPES:
-        raise TypeError(f"{what}: {value!r} is not an MLOperandDataType (one of {', '.join(DATA_TYPES)})")
-    return name
-
-
-def _pick(mapping, *keys):
-    for key in keys:
-        if key in mapping:
-            return mapping[key]
-    return None
-
-
-def normalize_descriptor(descriptor=None, what="descriptor", **keywords):
-    """Returns ``(data_type, shape, extras)`` from any accepted descriptor form.
-
-    Accepted: an ``MLOperandDescriptor``/``MLTensorDescriptor``; a dict with ``dataType`` (or
-    ``data_type``, or the 2022 ``type``) and ``shape`` (or the 2022 ``dimensions``); or keywords.
-    """
-    if descriptor is None:
-        source = keywords
-    elif isinstance(descriptor, MLOperandDescriptor):
-        source = dict(vars(descriptor))
-        source.update(keywords)
-    elif isinstance(descriptor, dict):
-        source = dict(descriptor)
-        source.update(keywords)
-    else:
-        raise TypeError(f"{what}: expected a descriptor (dict or MLOperandDescriptor), got {type(descriptor).__name__}")
-    data_type = _pick(source, "data_type", "dataType", "type")
-    shape = _pick(source, "shape", "dimensions")
-    if data_type is None:
-        raise TypeError(f"{what}: the descriptor has no dataType")
-    if shape is None:
-        raise TypeError(f"{what}: the descriptor has no shape")
-    if isinstance(shape, (str, bytes)) or not hasattr(shape, "__iter__"):
-        raise TypeError(f"{what}: shape must be a sequence of integers")
-    extras = {
-        "readable": bool(_pick(source, "readable") or False),
-        "writable": bool(_pick(source, "writable") or False),
-    }
-    return _data_type_name(data_type, what), list(shape), extras
 
 
 # ---------------------------------------------------------------- the entry point
@@ -185,7 +111,7 @@ def _split_descriptor_and_data(args, keywords, what):
         return args[0], data
     if len(args) == 1 and isinstance(args[0], np.ndarray):
         array = args[0]
-        return {"dataType": _data_type_name(array.dtype, what), "shape": list(array.shape)}, array
+        return {"dataType": data_type_name(array.dtype, what), "shape": list(array.shape)}, array
     if not args and data is not None:
         return dict(keywords), data
     raise TypeError(f"{what}: expected (descriptor, data) or a numpy array")
@@ -252,10 +178,6 @@ def _input(self, name, descriptor=None, **keywords):
     return self._input(name, data_type, shape)
 
 
-def _is_number(value):
-    return isinstance(value, (int, float, np.integer, np.floating)) and not isinstance(value, (bool, np.bool_))
-
-
 def _constant(self, *args, **keywords):
     """Creates a constant operand. Accepted forms:
 
@@ -265,15 +187,21 @@ def _constant(self, *args, **keywords):
     - ``constant(tensor)``: a constant MLTensor from ``create_constant_tensor``.
 
     The data is copied at call time.
+
+    2022 Working Draft convenience: ``constant(value, type='float32')`` (value first, the type
+    defaulting to float32) creates the same scalar as ``constant(type, value)``.
     """
+    value_first = _compat.constant_value_first(args, keywords)
+    if value_first is not None:
+        args, keywords = value_first, {}
     if len(args) == 1 and isinstance(args[0], MLTensor) and not keywords:
         return self._constant_tensor(args[0])
     if len(args) == 2 and isinstance(args[0], (str, type, np.dtype)) and not isinstance(args[1], (bytes, bytearray, memoryview, np.ndarray)):
         if isinstance(args[0], str) and args[0] not in DATA_TYPES:
             raise TypeError(f"constant: '{args[0]}' is not an MLOperandDataType")
-        if not _is_number(args[1]):
+        if not is_number(args[1]):
             raise TypeError(f"constant: the scalar value must be a number, got {type(args[1]).__name__}")
-        return self._constant_scalar(_data_type_name(args[0], "constant"), args[1])
+        return self._constant_scalar(data_type_name(args[0], "constant"), args[1])
     descriptor, data = _split_descriptor_and_data(args, keywords, "constant")
     extra = {k: v for k, v in keywords.items() if k in ("data_type", "dataType", "shape")}
     data_type, shape, _ = normalize_descriptor(descriptor, "constant", **extra)
@@ -313,65 +241,59 @@ MLGraphBuilder.build_async = _build_async
 
 
 # ---------------------------------------------------------------- MLGraphBuilder: one method per op
+# What an option without a default means when it is absent, in the spec's words.
+_ABSENT = {
+    "axes": "all dimensions", "bias": "0", "c": "0", "initialCellState": "zeros", "initialHiddenState": "zeros",
+    "maxValue": "no upper bound", "minValue": "no lower bound", "outputSizes": "computed from the other options",
+    "peepholeWeight": "0", "permutation": "the dimensions reversed", "recurrentBias": "0", "scale": "1",
+    "sizes": "computed from scales", "strides": "all 1", "windowDimensions": "the input's height and width",
+}
+_ABSENT_BY_OP = {("layerNormalization", "axes"): "[1, ..., rank - 1] ([] when rank <= 1)"}
+
+
+def _option_line(op, option):
+    name = snake_case(option["name"])
+    if option["has_default"]:
+        line = f"- ``{name}`` = {option['default']!r}"
+    else:
+        line = f"- ``{name}``: absent = {_ABSENT_BY_OP.get((op, option['name']), _ABSENT.get(option['name'], 'none'))}"
+    if option["enum_values"]:
+        line += f" (one of {', '.join(repr(v) for v in option['enum_values'])})"
+    return line
+
+
+def op_doc(info, forms=None):
+    """The docstring of a builder method: its spec signature, options with their defaults (from
+    the op registry, which follows the spec) and, with ``forms``, its 2022 conveniences."""
+    op = info["name"]
+    signature = ", ".join(snake_case(p["name"]) for p in info["arguments"])
+    lines = [f"WebNN ``{op}({signature}, options)``.", "",
+             "Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:", ""]
+    lines += [_option_line(op, option) for option in info["options"]]
+    lines += ["- ``label`` = ''", "", "Raises TypeError, naming the label, on invalid input."]
+    return "\n".join(lines) + (forms.doc if forms is not None else "")
+
+
 def _make_op_method(info):
     op = info["name"]
-    params = [p["name"] for p in info["arguments"]]
-    options = {p["name"] for p in info["options"]}
-    by_keyword = {}
-    for name in params:
-        by_keyword[name] = ("arg", name)
-        by_keyword[snake_case(name)] = ("arg", name)
-    for name in options:
-        by_keyword[name] = ("opt", name)
-        by_keyword[snake_case(name)] = ("opt", name)
-    single = info["output_count"] == 1
+    forms = _compat.OP_FORMS.get(op)
+    extra = forms.options if forms is not None else None
 
     def method(self, *args, label="", **keywords):
-        positional = list(args)
-        opts = {}
-        # A trailing options dictionary, as in the spec's JavaScript form.
-        if len(positional) == len(params) + 1 and (isinstance(positional[-1], dict) or positional[-1] is None):
-            trailing = positional.pop() or {}
-            for key, value in trailing.items():
-                if key == "label":
-                    label = value
-                    continue
-                kind = by_keyword.get(key)
-                if kind is None or kind[0] != "opt":
-                    raise TypeError(f"{op}: unknown option '{key}'")
-                opts[kind[1]] = value
-        if len(positional) > len(params):
-            raise TypeError(f"{op}() takes {len(params)} positional arguments but {len(positional)} were given")
-        for key, value in keywords.items():
-            kind = by_keyword.get(key)
-            if kind is None:
-                raise TypeError(f"{op}() got an unexpected keyword argument '{key}'")
-            if kind[0] == "opt":
-                opts[kind[1]] = value
-                continue
-            index = params.index(kind[1])
-            if index < len(positional):
-                raise TypeError(f"{op}() got multiple values for argument '{key}'")
-            positional.extend([None] * (index + 1 - len(positional)))
-            positional[index] = value
-        if not isinstance(label, str):
-            raise TypeError(f"{op}: label must be a string")
-        result = self._call(op, positional, opts, label)
-        return result[0] if single else result
+        if forms is None:
+            return OpCall(op, args, keywords, label).invoke(self)
+        if forms.makes_activation(args, keywords):
+            return forms.activation(self, args, keywords, label)
+        return forms.run(self, OpCall(op, args, keywords, label, extra))
 
-    signature = ", ".join(snake_case(p) for p in params)
-    option_doc = ", ".join(f"{snake_case(o['name'])}={o['default']!r}" if o["has_default"] else snake_case(o["name"])
-                           for o in info["options"])
     method.__name__ = snake_case(op)
     method.__qualname__ = f"MLGraphBuilder.{method.__name__}"
-    method.__doc__ = (f"WebNN ``{op}({signature}{', options' if info['options'] else ''})``.\n\n"
-                      f"Keyword options: {option_doc + ', ' if option_doc else ''}label=''. A trailing dict of "
-                      f"camelCase options is also accepted. Raises TypeError, naming the label, on invalid input.")
+    method.__doc__ = op_doc(info, forms)
     return method
 
 
 def _install_op_methods():
-    for info in _core.op_infos():
+    for info in OP_INFOS.values():
         method = _make_op_method(info)
         name = snake_case(info["name"])
         if keyword.iskeyword(name):
@@ -379,18 +301,29 @@ def _install_op_methods():
         setattr(MLGraphBuilder, name, method)
         if info["name"] != name:
             setattr(MLGraphBuilder, info["name"], method)  # the spec's camelCase name, for ported samples
+    if "squeeze" not in OP_INFOS:
+        MLGraphBuilder.squeeze = _compat.squeeze
 
 
 _install_op_methods()
 
 
 # ---------------------------------------------------------------- MLGraph: compute (2022 convenience)
-def _compute(self, inputs, context=None):
+def _compute(self, inputs, outputs=None, context=None):
     """Runs the graph once on NumPy data and returns ``{output name: numpy array}``.
 
     A convenience beyond the current spec (the 2022 draft's ``compute``): it creates tensors,
     writes the inputs, dispatches and reads every output, waiting with the GIL released.
+    ``compute(inputs, context)`` runs it on another context.
+
+    2022 Working Draft convenience: ``compute(inputs, outputs)`` with ``outputs`` a dict of
+    preallocated NumPy arrays (any subset of the outputs) fills them in place and returns that
+    dict. Inputs may then be 2022 ``{'resource': array, 'dimensions': [...]}`` dicts.
     """
+    if isinstance(outputs, MLContext):
+        outputs, context = None, outputs
+    if outputs is not None:
+        return _compat.compute_into(self, inputs, outputs, context)
     context = context or self.context
     in_tensors = {}
     for name, descriptor in self.input_descriptors.items():
@@ -417,3 +350,4 @@ def _compute(self, inputs, context=None):
 
 
 MLGraph.compute = _compute
+MLContext.compute = _compat.context_compute

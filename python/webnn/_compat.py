@@ -16,21 +16,22 @@ without this module: a convenience applies only to a form the current spec rejec
   three pooling ops: resolved to explicit ``padding`` from the shapes.
 - ``roundingType`` on pooling: the old name of ``outputShapeRounding``.
 - Descriptors written ``{"type": ..., "dimensions": ...}`` (handled by
-  ``_api.normalize_descriptor``); a 2022 descriptor without ``dimensions`` is a scalar.
+  ``_normalize.normalize_descriptor``); a 2022 descriptor without ``dimensions`` is a scalar.
 - ``constant(value, type="float32")``: the 2022 argument order.
 - ``graph.compute(inputs, outputs)`` and ``context.compute(graph, inputs, outputs)``: fill
   preallocated NumPy arrays, as the 2022 ``compute`` did.
 
-Importing the module installs them (``webnn/__init__.py`` does).
+Nothing here is installed on a class: ``_api`` builds each builder method once, on
+``_normalize.OpCall``, and hands the call to :data:`OP_FORMS` when the op has 2022 forms; the
+other functions are attached by ``_api`` too.
 """
 import math
 
 import numpy as np
 
-from . import _api, _core
-from ._api import MLContext, MLGraph, MLGraphBuilder, MLOperand, snake_case
+from ._core import MLOperand
+from ._normalize import OP_INFOS, OpCall, is_number, label_prefix, option_keys, snake_case
 
-_INFOS = {info["name"]: info for info in _core.op_infos()}
 _AUTO_PAD_MODES = ("explicit", "same-upper", "same-lower")
 _RECURRENT_ACTIVATIONS = ("relu", "sigmoid", "tanh")
 ACTIVATION_OPS = ("clamp", "elu", "gelu", "hardSigmoid", "hardSwish", "leakyRelu", "linear", "relu", "sigmoid",
@@ -44,10 +45,6 @@ _COMPAT_OPTIONS = {
 }
 # Filter dims (kH, kW) per filter layout.
 _FILTER_HW = {"oihw": (2, 3), "hwio": (0, 1), "ohwi": (1, 2), "ihwo": (1, 2), "iohw": (2, 3), "hwoi": (0, 1)}
-
-
-def _prefix(op, label):
-    return f"[{label}] {op}: " if label else f"{op}: "
 
 
 # ---------------------------------------------------------------- MLActivation
@@ -78,65 +75,10 @@ class MLActivation:
 
     def _check_builder(self, builder, op, label):
         if self._builder is not builder:
-            raise TypeError(_prefix(op, label) + f"the {self.name} activation was created by another MLGraphBuilder")
+            raise TypeError(label_prefix(op, label) + f"the {self.name} activation was created by another MLGraphBuilder")
 
 
-# ---------------------------------------------------------------- argument parsing
-class _Call:
-    """One builder-method call split into positional arguments, argument keywords, options
-    (spec names) and the 2022 options this module handles (in ``compat``)."""
-
-    def __init__(self, op, args, keywords, label, compat_names):
-        info = _INFOS[op]
-        self.op = op
-        self.params = [p["name"] for p in info["arguments"]]
-        self.defaults = {p["name"]: p["default"] for p in info["options"] if p["has_default"]}
-        option_by_key = {}
-        for p in info["options"]:
-            option_by_key[p["name"]] = option_by_key[snake_case(p["name"])] = p["name"]
-        compat_by_key = {key: name for name in compat_names for key in _COMPAT_OPTIONS[name]}
-        arg_keys = set(self.params) | {snake_case(p) for p in self.params}
-        self.positional = list(args)
-        self.arg_keywords = {}
-        self.options = {}
-        self.compat = {}
-        self.label = label
-
-        def take(key, value):
-            if key in compat_by_key:
-                self.compat[compat_by_key[key]] = value
-            else:
-                self.options[option_by_key.get(key, key)] = value
-
-        if len(self.positional) == len(self.params) + 1 and (
-                isinstance(self.positional[-1], dict) or self.positional[-1] is None):
-            for key, value in (self.positional.pop() or {}).items():
-                if key == "label":
-                    self.label = value
-                else:
-                    take(key, value)
-        for key, value in keywords.items():
-            if key in arg_keys:
-                self.arg_keywords[key] = value
-            else:
-                take(key, value)
-
-    def arg(self, name):
-        index = self.params.index(name)
-        if index < len(self.positional):
-            return self.positional[index]
-        return self.arg_keywords.get(name, self.arg_keywords.get(snake_case(name)))
-
-    def option(self, name):
-        return self.options.get(name, self.defaults.get(name))
-
-    def fail(self, message):
-        raise TypeError(_prefix(self.op, self.label if isinstance(self.label, str) else "") + message)
-
-    def invoke(self, builder, method):
-        return method(builder, *self.positional, label=self.label, **self.arg_keywords, **self.options)
-
-
+# ---------------------------------------------------------------- helpers
 def _int_list(value, length, minimum=1):
     """``value`` as a list of ``length`` ints >= ``minimum`` (fractions truncated, as the op's
     conversion does), or None when it is not one: the op itself then reports the problem."""
@@ -199,7 +141,7 @@ def _resolve_auto_pad(builder, call):
     """``autoPad``: "same-upper"/"same-lower" replace ``padding`` with the 2022 draft's automatic
     padding (conv2d, pooling: output = ceil(input / stride); convTranspose2d: output =
     input · stride, or ``outputSizes`` when given). "explicit" keeps ``padding``."""
-    mode = call.compat.pop("autoPad", "explicit")
+    mode = call.extra.pop("autoPad", "explicit")
     if mode is None or mode == "explicit":
         return
     if mode not in _AUTO_PAD_MODES:
@@ -236,9 +178,9 @@ def _resolve_auto_pad(builder, call):
 
 def _resolve_rounding_type(builder, call):
     """``roundingType``: the 2022 name of ``outputShapeRounding``."""
-    if "roundingType" not in call.compat:
+    if "roundingType" not in call.extra:
         return
-    value = call.compat.pop("roundingType")
+    value = call.extra.pop("roundingType")
     current = call.options.get("outputShapeRounding")
     if current is not None and current != value:
         call.fail(f"roundingType ({value!r}) and outputShapeRounding ({current!r}) disagree")
@@ -269,7 +211,7 @@ def _convert_recurrent_activations(builder, call):
 
 def _fused_activation(builder, call):
     """``activation``: returns the MLActivation to apply to the op's result (or None)."""
-    activation = call.compat.pop("activation", None)
+    activation = call.extra.pop("activation", None)
     if activation is None:
         return None
     if not isinstance(activation, MLActivation):
@@ -280,22 +222,22 @@ def _fused_activation(builder, call):
 
 _ACTIVATION_DOC = """
 
-    2022 Working Draft convenience: ``activation=builder.relu()`` (an :class:`MLActivation`) builds
-    the op, then applies the activation to its result."""
+2022 Working Draft convenience: ``activation=builder.relu()`` (an :class:`MLActivation`) builds
+the op, then applies the activation to its result."""
 _AUTO_PAD_DOC = """
 
-    2022 Working Draft convenience: ``auto_pad``/``autoPad`` "same-upper" or "same-lower"
-    computes ``padding`` from the shapes (conv and pooling: output = ceil(input / stride);
-    convTranspose2d: output = input · stride, or ``output_sizes``), "same-upper" putting the odd
-    padding at the end; "explicit" (the default) uses ``padding``."""
+2022 Working Draft convenience: ``auto_pad``/``autoPad`` "same-upper" or "same-lower"
+computes ``padding`` from the shapes (conv and pooling: output = ceil(input / stride);
+convTranspose2d: output = input · stride, or ``output_sizes``), "same-upper" putting the odd
+padding at the end; "explicit" (the default) uses ``padding``."""
 _ROUNDING_DOC = """
 
-    2022 Working Draft convenience: ``rounding_type``/``roundingType`` is accepted as the old name
-    of ``output_shape_rounding``."""
+2022 Working Draft convenience: ``rounding_type``/``roundingType`` is accepted as the old name
+of ``output_shape_rounding``."""
 _ACTIVATIONS_DOC = """
 
-    2022 Working Draft convenience: ``activations`` may hold :class:`MLActivation` objects
-    (``builder.sigmoid()``, ``builder.tanh()``, ``builder.relu()``), converted to their names."""
+2022 Working Draft convenience: ``activations`` may hold :class:`MLActivation` objects
+(``builder.sigmoid()``, ``builder.tanh()``, ``builder.relu()``), converted to their names."""
 
 # op -> (2022 options, transforms applied in order, docstring addition)
 _OP_COMPAT = {
@@ -315,77 +257,89 @@ _OP_COMPAT = {
 }
 
 
-def _make_compat_method(op, original, compat_names, transforms, doc):
-    def method(self, *args, label="", **keywords):
-        call = _Call(op, args, keywords, label, compat_names)
-        if not call.compat and not _has_activation_objects(call):
-            return original(self, *args, label=label, **keywords)
-        for transform in transforms:
-            transform(self, call)
-        activation = _fused_activation(self, call) if "activation" in compat_names else None
-        result = call.invoke(self, original)
-        return activation.apply(result, call.label) if activation is not None else result
-
-    method.__name__ = original.__name__
-    method.__qualname__ = original.__qualname__
-    method.__doc__ = (original.__doc__ or "") + doc
-    method._webnn_2022 = True
-    return method
-
-
-# ---------------------------------------------------------------- activation creators
-def _apply_steepness(builder, call, original):
+# ---------------------------------------------------------------- softplus steepness
+def _apply_steepness(builder, call):
     """softplus(x, steepness=s) of the 2022 draft: softplus(s·x) / s."""
-    steepness = call.compat.pop("steepness")
+    steepness = call.extra.pop("steepness")
     if isinstance(steepness, bool) or not isinstance(steepness, (int, float, np.integer, np.floating)) \
             or not math.isfinite(steepness):
         call.fail(f"steepness must be a finite number, got {steepness!r}")
-    if steepness == 1:
-        return call.invoke(builder, original)
     x = call.arg("input")
-    if not isinstance(x, MLOperand):
-        return call.invoke(builder, original)  # reports the bad input
+    if steepness == 1 or not isinstance(x, MLOperand):
+        return call.invoke(builder)  # a bad input is reported by the op
     s = builder.constant(x.data_type, float(steepness))
-    call.positional[:1] = [builder.mul(x, s, label=call.label)]
-    call.arg_keywords.pop("input", None)
-    return builder.div(call.invoke(builder, original), s, label=call.label)
+    call.positional[0] = builder.mul(x, s, label=call.label)
+    return builder.div(call.invoke(builder), s, label=call.label)
 
 
-def _make_activation_method(op, original):
-    info = _INFOS[op]
-    known = {p["name"] for p in info["options"]} | {snake_case(p["name"]) for p in info["options"]}
-    compat_names = ("steepness",) if op == "softplus" and "steepness" not in known else ()
+# ---------------------------------------------------------------- the 2022 forms of builder ops
+_CREATOR_DOC = """
 
-    def method(self, *args, label="", **keywords):
-        wants_operator = "input" not in keywords and (not args or (len(args) == 1 and isinstance(args[0], dict)))
-        if wants_operator:
-            options = dict(args[0]) if args else {}
-            label = options.pop("label", label)
-            options.update(keywords)
-            call = _Call(op, [], options, label, compat_names)
-            unknown = sorted(set(call.options) - known) + sorted(call.arg_keywords)
-            if unknown:
-                call.fail(f"unknown option '{unknown[0]}'")
-            return MLActivation(self, op, {**call.options, **call.compat}, call.label)
-        if compat_names:
-            call = _Call(op, args, keywords, label, compat_names)
-            if call.compat:
-                return _apply_steepness(self, call, original)
-        return original(self, *args, label=label, **keywords)
+2022 Working Draft convenience: called without an input (options only, as keywords or one
+dict), returns an :class:`MLActivation` for the ``activation`` option of conv2d,
+conv_transpose2d and batch_normalization."""
+_STEEPNESS_DOC = " ``steepness=s`` (2022) computes softplus(s·x)/s."
 
-    method.__name__ = original.__name__
-    method.__qualname__ = original.__qualname__
-    method.__doc__ = (original.__doc__ or "") + (
-        "\n\n    2022 Working Draft convenience: called without an input (options only, as keywords or "
-        "one dict), returns an :class:`MLActivation` for the ``activation`` option of conv2d, "
-        "conv_transpose2d and batch_normalization." + (
-            " ``steepness=s`` (2022) computes softplus(s·x)/s." if compat_names else ""))
-    method._webnn_2022 = True
-    return method
+
+class OpForms:
+    """The 2022 forms one builder op accepts.
+
+    ``options`` ({accepted key: name}) go to :class:`OpCall` as its ``extra``; ``run`` lowers them
+    on the normalized call and invokes the op. An activation op called without an input makes an
+    :class:`MLActivation` instead (``makes_activation``/``activation``).
+    """
+
+    def __init__(self, op, names, transforms=(), doc="", creates_activations=False):
+        native = {p["name"] for p in OP_INFOS[op]["options"]}
+        self.op = op
+        self.names = tuple(name for name in names if name not in native)
+        self.options = {key: name for name in self.names for key in _COMPAT_OPTIONS[name]}
+        self.transforms = transforms
+        self.creates_activations = creates_activations
+        self.doc = doc + (_CREATOR_DOC if creates_activations else "") + (
+            _STEEPNESS_DOC if "steepness" in self.names else "")
+
+    def makes_activation(self, args, keywords):
+        return self.creates_activations and "input" not in keywords and (
+            not args or (len(args) == 1 and isinstance(args[0], dict)))
+
+    def activation(self, builder, args, keywords, label):
+        """``relu()``, ``leaky_relu(alpha=0.2)``, ``clamp({"minValue": 0})``: an MLActivation."""
+        options = dict(args[0]) if args else {}
+        label = options.pop("label", label)
+        options.update(keywords)
+        unknown = sorted(key for key in options if key not in option_keys(self.op) and key not in self.options)
+        if unknown:
+            raise TypeError(label_prefix(self.op, label if isinstance(label, str) else "")
+                            + f"unknown option '{unknown[0]}'")
+        call = OpCall(self.op, [], options, label, self.options)
+        return MLActivation(builder, self.op, {**call.options, **call.extra}, call.label)
+
+    def run(self, builder, call):
+        """Lowers the 2022 options of ``call`` (an OpCall with ``extra=self.options``), then invokes it."""
+        for transform in self.transforms:
+            transform(builder, call)
+        activation = _fused_activation(builder, call)
+        if "steepness" in call.extra:
+            return _apply_steepness(builder, call)
+        result = call.invoke(builder)
+        return activation.apply(result, call.label) if activation is not None else result
+
+
+def _op_forms():
+    forms = {op: OpForms(op, names, transforms, doc)
+             for op, (names, transforms, doc) in _OP_COMPAT.items() if op in OP_INFOS}
+    for op in ACTIVATION_OPS:
+        if op in OP_INFOS:
+            forms[op] = OpForms(op, ("steepness",) if op == "softplus" else (), creates_activations=True)
+    return forms
+
+
+OP_FORMS = _op_forms()
 
 
 # ---------------------------------------------------------------- squeeze
-def _squeeze(self, input, axes=None, *, label=""):
+def squeeze(self, input, axes=None, *, label=""):
     """``squeeze(input, axes=None)``, an operation of the 2022 draft, built as ``reshape``.
 
     Removes the size-1 dimensions listed in ``axes`` (all size-1 dimensions when absent). The
@@ -397,61 +351,39 @@ def _squeeze(self, input, axes=None, *, label=""):
         label = options.pop("label", label)
         axes = options.pop("axes", None)
         if options:
-            raise TypeError(_prefix("squeeze", label) + f"unknown option '{next(iter(options))}'")
+            raise TypeError(label_prefix("squeeze", label) + f"unknown option '{next(iter(options))}'")
     if not isinstance(input, MLOperand):
-        raise TypeError(_prefix("squeeze", label) + f"input must be an MLOperand, got {type(input).__name__}")
+        raise TypeError(label_prefix("squeeze", label) + f"input must be an MLOperand, got {type(input).__name__}")
     shape = list(input.shape)
     if axes is None:
         axes = [i for i, d in enumerate(shape) if d == 1]
     if isinstance(axes, (str, bytes)) or not hasattr(axes, "__iter__"):
-        raise TypeError(_prefix("squeeze", label) + "axes must be a sequence of integers")
+        raise TypeError(label_prefix("squeeze", label) + "axes must be a sequence of integers")
     axes = list(axes)
     for axis in axes:
         if isinstance(axis, bool) or not isinstance(axis, (int, np.integer)):
-            raise TypeError(_prefix("squeeze", label) + f"axes must hold integers, got {axis!r}")
+            raise TypeError(label_prefix("squeeze", label) + f"axes must hold integers, got {axis!r}")
         if not 0 <= axis < len(shape):
-            raise TypeError(_prefix("squeeze", label) + f"axis {axis} is out of range for rank {len(shape)}")
+            raise TypeError(label_prefix("squeeze", label) + f"axis {axis} is out of range for rank {len(shape)}")
         if shape[axis] != 1:
-            raise TypeError(_prefix("squeeze", label) + f"dimension {axis} has size {shape[axis]}, not 1")
+            raise TypeError(label_prefix("squeeze", label) + f"dimension {axis} has size {shape[axis]}, not 1")
     if len(set(int(a) for a in axes)) != len(axes):
-        raise TypeError(_prefix("squeeze", label) + f"axes {axes} has duplicates")
+        raise TypeError(label_prefix("squeeze", label) + f"axes {axes} has duplicates")
     removed = {int(a) for a in axes}
     return self.reshape(input, [d for i, d in enumerate(shape) if i not in removed], label=label)
 
 
 # ---------------------------------------------------------------- constant(value, type)
-def _make_constant(original):
-    def constant(self, *args, **keywords):
-        if args and _api._is_number(args[0]) and (
-                (len(args) == 1 and set(keywords) <= {"type"})
-                or (len(args) == 2 and not keywords and isinstance(args[1], str))):
-            data_type = args[1] if len(args) == 2 else keywords.get("type", "float32")
-            return original(self, data_type, args[0])
-        if not args and "value" in keywords and set(keywords) <= {"value", "type"}:
-            return original(self, keywords.get("type", "float32"), keywords["value"])
-        return original(self, *args, **keywords)
-
-    constant.__name__ = "constant"
-    constant.__qualname__ = "MLGraphBuilder.constant"
-    constant.__doc__ = (original.__doc__ or "") + (
-        "\n    2022 Working Draft convenience: ``constant(value, type='float32')`` (value first, the "
-        "type defaulting to float32) creates the same scalar as ``constant(type, value)``.\n")
-    constant._webnn_2022 = True
-    return constant
-
-
-# ---------------------------------------------------------------- descriptors
-def _make_normalize_descriptor(original):
-    def normalize_descriptor(descriptor=None, what="descriptor", **keywords):
-        if isinstance(descriptor, dict) and "type" in descriptor and not (
-                {"dataType", "data_type", "shape", "dimensions"} & (set(descriptor) | set(keywords))):
-            descriptor = {**descriptor, "dimensions": []}  # 2022: no dimensions means a scalar
-        return original(descriptor, what, **keywords)
-
-    normalize_descriptor.__doc__ = (original.__doc__ or "") + (
-        "\n    A 2022 descriptor (``type`` with no ``dimensions``) describes a scalar.\n")
-    normalize_descriptor._webnn_2022 = True
-    return normalize_descriptor
+def constant_value_first(args, keywords):
+    """The 2022 ``constant(value, type='float32')`` (value first, the type defaulting to float32) as
+    the current ``(type, value)`` arguments, or None for any other form."""
+    if args and is_number(args[0]) and (
+            (len(args) == 1 and set(keywords) <= {"type"})
+            or (len(args) == 2 and not keywords and isinstance(args[1], str))):
+        return (args[1] if len(args) == 2 else keywords.get("type", "float32")), args[0]
+    if not args and "value" in keywords and set(keywords) <= {"value", "type"}:
+        return keywords.get("type", "float32"), keywords["value"]
+    return None
 
 
 # ---------------------------------------------------------------- compute(inputs, outputs)
@@ -464,7 +396,10 @@ def _array_input(value):
     return value
 
 
-def _compute_into(graph, inputs, outputs, context):
+def compute_into(graph, inputs, outputs, context):
+    """The 2022 ``graph.compute(inputs, outputs)``: fills the preallocated NumPy arrays of
+    ``outputs`` (any subset of the outputs) in place and returns that dict. Inputs may be 2022
+    ``{'resource': array, 'dimensions': [...]}`` dicts."""
     if not isinstance(outputs, dict):
         raise TypeError(f"compute: outputs must be a dict of NumPy arrays, got {type(outputs).__name__}")
     known = graph.output_descriptors
@@ -477,81 +412,16 @@ def _compute_into(graph, inputs, outputs, context):
         if array.dtype != np.dtype(descriptor["dataType"]) or array.size != int(np.prod(descriptor["shape"])):
             raise TypeError(f"compute: output '{name}' must hold {descriptor['dataType']} {descriptor['shape']}, "
                             f"got {array.dtype} {list(array.shape)}")
-    results = _plain_compute(graph, {k: _array_input(v) for k, v in inputs.items()}, context)
+    results = graph.compute({k: _array_input(v) for k, v in inputs.items()}, None, context)
     for name, array in outputs.items():
         np.copyto(array, results[name].reshape(array.shape))
     return {name: outputs[name] for name in outputs}
 
 
-def _make_graph_compute(original):
-    def compute(self, inputs, *args, **keywords):
-        outputs = keywords.pop("outputs", None)
-        if args and isinstance(args[0], dict):
-            outputs, args = args[0], args[1:]
-        if outputs is None:
-            return original(self, inputs, *args, **keywords)
-        context = keywords.pop("context", args[0] if args else None)
-        return _compute_into(self, inputs, outputs, context)
-
-    compute.__name__ = "compute"
-    compute.__qualname__ = "MLGraph.compute"
-    compute.__doc__ = (original.__doc__ or "") + (
-        "\n    2022 Working Draft convenience: ``compute(inputs, outputs)`` with ``outputs`` a dict of "
-        "preallocated NumPy arrays (any subset of the outputs) fills them in place and returns that "
-        "dict. Inputs may be 2022 ``{'resource': array, 'dimensions': [...]}`` dicts.\n")
-    compute._webnn_2022 = True
-    compute._original = original
-    return compute
-
-
-def _plain_compute(graph, inputs, context):
-    """``MLGraph.compute`` without the 2022 handling."""
-    compute = getattr(MLGraph.compute, "_original", MLGraph.compute)
-    return compute(graph, inputs, context)
-
-
-def _context_compute(self, graph, inputs, outputs=None):
+def context_compute(self, graph, inputs, outputs=None):
     """The 2022 draft's ``context.compute(graph, inputs, outputs)``: runs ``graph`` on this context.
 
     With ``outputs`` (a dict of preallocated NumPy arrays) fills them in place and returns that
     dict; without, returns ``{output name: array}`` like ``graph.compute``.
     """
-    if outputs is None:
-        return _plain_compute(graph, inputs, self)
-    return _compute_into(graph, inputs, outputs, self)
-
-
-# ---------------------------------------------------------------- installation
-def _set_method(op, method):
-    name = snake_case(op)
-    setattr(MLGraphBuilder, name, method)
-    if name != op:
-        setattr(MLGraphBuilder, op, method)
-
-
-def install():
-    """Installs the 2022 conveniences on the API classes (idempotent)."""
-    for op, (compat_names, transforms, doc) in _OP_COMPAT.items():
-        original = getattr(MLGraphBuilder, snake_case(op), None)
-        if op not in _INFOS or original is None or getattr(original, "_webnn_2022", False):
-            continue
-        native = {p["name"] for p in _INFOS[op]["options"]}
-        compat_names = tuple(name for name in compat_names if name not in native)
-        _set_method(op, _make_compat_method(op, original, compat_names, transforms, doc))
-    for op in ACTIVATION_OPS:
-        original = getattr(MLGraphBuilder, snake_case(op), None)
-        if op in _INFOS and original is not None and not getattr(original, "_webnn_2022", False):
-            _set_method(op, _make_activation_method(op, original))
-    if "squeeze" not in _INFOS and not hasattr(MLGraphBuilder, "squeeze"):
-        MLGraphBuilder.squeeze = _squeeze
-    if not getattr(MLGraphBuilder.constant, "_webnn_2022", False):
-        MLGraphBuilder.constant = _make_constant(MLGraphBuilder.constant)
-    if not getattr(_api.normalize_descriptor, "_webnn_2022", False):
-        _api.normalize_descriptor = _make_normalize_descriptor(_api.normalize_descriptor)
-    if not getattr(MLGraph.compute, "_webnn_2022", False):
-        MLGraph.compute = _make_graph_compute(MLGraph.compute)
-    if not hasattr(MLContext, "compute"):
-        MLContext.compute = _context_compute
-
-
-install()
+    return graph.compute(inputs, outputs, self)

@@ -8,6 +8,7 @@
     webnn selftest                  conv2d -> relu -> add against NumPy
 """
 import argparse
+import importlib
 import os
 import sys
 import time
@@ -91,7 +92,7 @@ def _model_dims(summary, batch, dim_args):
 def _onnx_module():
     try:
         import webnn.onnx as onnx_import
-        import onnx  # noqa: F401 - only to report a missing optional dependency clearly
+        importlib.import_module("onnx")  # only to report a missing optional dependency clearly
     except ImportError:
         raise UsageError("ONNX models need the onnx package: pip install 'webnn[onnx]'") from None
     return onnx_import

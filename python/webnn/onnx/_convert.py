@@ -8,8 +8,8 @@ from .. import _core
 from .._api import MLGraphBuilder, create_context
 from .._errors import DataError, MLError, NotSupportedError
 from . import _folding, _prepare
-from . import ops  # noqa: F401  (registers the handlers)
-from ._registry import HANDLERS, onnx_type_name, webnn_type
+from ._registry import onnx_type_name, webnn_type
+from .ops import HANDLERS  # every handler registered
 
 SUPPORTED_OPS = tuple(sorted(HANDLERS))
 
