@@ -1,7 +1,7 @@
 // batchNormalization, instanceNormalization (nchw/nhwc) and layerNormalization (any axes; the
 // scale/bias dims follow the order of `axes`).
 #include "graph/op_def.h"
-#include "kernels/norm.h"
+#include "kernels/norm/norm.h"
 
 namespace webnn {
 
