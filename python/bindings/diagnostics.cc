@@ -1,4 +1,4 @@
-// Bindings for native diagnostics used by the benchmarks and tests (kernels/diagnostics.h, the
+// Bindings for native diagnostics used by the benchmarks and tests (kernels/diagnostics/diagnostics.h, the
 // compiled plan).
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -6,7 +6,7 @@
 #include <string>
 
 #include "compiler/plan.h"
-#include "kernels/diagnostics.h"
+#include "kernels/diagnostics/diagnostics.h"
 #include "runtime/objects.h"
 #include "webnn/webnn.h"
 

@@ -1,5 +1,5 @@
 // Shared by the per-ISA family implementations (<family>_impl.h), which are compiled once per ISA
-// level: <family>_ref.cc, <family>_avx2.cc and <family>_avx512.cc define WEBNN_KERNEL_ISA (the
+// level: <family>/<family>_ref.cc, <family>_avx2.cc and <family>_avx512.cc define WEBNN_KERNEL_ISA (the
 // namespace) and WEBNN_KERNEL_ISA_LEVEL (0 ref, 1 AVX2, 2 AVX-512) and include them.
 //
 // Everything these headers define has internal linkage (an unnamed namespace) or lives in the

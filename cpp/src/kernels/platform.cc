@@ -2,12 +2,12 @@
 
 #include <webnn/webnn.h>
 
-#include "kernels/data_movement.h"
-#include "kernels/elementwise.h"
-#include "kernels/norm.h"
-#include "kernels/pool.h"
-#include "kernels/reduce.h"
-#include "kernels/unary.h"
+#include "kernels/data_movement/data_movement.h"
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/norm/norm.h"
+#include "kernels/pool/pool.h"
+#include "kernels/reduce/reduce.h"
+#include "kernels/unary/unary.h"
 
 namespace webnn {
 

@@ -2,16 +2,16 @@
 // (core/cpu_features.h; WEBNN_CPU_ISA forces a lower level).
 #pragma once
 #include "core/cpu_features.h"
-#include "kernels/gemm_ukernel.h"
+#include "kernels/gemm/gemm_ukernel.h"
 
 namespace webnn {
 
-struct ElementwiseLoops;   // kernels/elementwise.h
-struct UnaryLoops;         // kernels/unary.h
-struct DataMovementLoops;  // kernels/data_movement.h
-struct ReduceLoops;        // kernels/reduce.h
-struct NormLoops;          // kernels/norm.h
-struct PoolLoops;          // kernels/pool.h
+struct ElementwiseLoops;   // kernels/elementwise/elementwise.h
+struct UnaryLoops;         // kernels/unary/unary.h
+struct DataMovementLoops;  // kernels/data_movement/data_movement.h
+struct ReduceLoops;        // kernels/reduce/reduce.h
+struct NormLoops;          // kernels/norm/norm.h
+struct PoolLoops;          // kernels/pool/pool.h
 
 struct KernelTable {
   CpuIsa isa;

@@ -2,7 +2,7 @@
 #include <limits>
 
 #include "graph/op_def.h"
-#include "kernels/reduce.h"
+#include "kernels/reduce/reduce.h"
 
 namespace webnn {
 

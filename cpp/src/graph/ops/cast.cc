@@ -1,7 +1,8 @@
 // cast: converts every element to `dataType` (any pair of the 8 data types). The conversion
-// rules, including the implementation-defined float -> integer cases, are in kernels/unary_ref.cc.
+// rules, including the implementation-defined float -> integer cases, are in
+// kernels/unary/unary_impl.h.
 #include "graph/op_def.h"
-#include "kernels/unary.h"
+#include "kernels/unary/unary.h"
 
 namespace webnn {
 

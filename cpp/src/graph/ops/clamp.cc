@@ -5,7 +5,7 @@
 
 #include "graph/op_def.h"
 #include "kernels/kernel_util.h"
-#include "kernels/unary.h"
+#include "kernels/unary/unary.h"
 
 namespace webnn {
 

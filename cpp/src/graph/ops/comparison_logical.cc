@@ -2,7 +2,7 @@
 // greaterOrEqual, lesser, lesserOrEqual), the logical ops (logicalAnd, logicalOr, logicalXor,
 // logicalNot) and the float class tests (isNaN, isInfinite).
 #include "graph/ops/broadcasting.h"
-#include "kernels/elementwise.h"
+#include "kernels/elementwise/elementwise.h"
 
 namespace webnn {
 

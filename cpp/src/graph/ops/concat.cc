@@ -1,6 +1,6 @@
 // concat: joins 1..8192 tensors along an axis (one strided copy per input).
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

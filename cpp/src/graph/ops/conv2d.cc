@@ -1,6 +1,6 @@
 // conv2d: 2-D convolution, any input/filter layout, groups, strides, dilations, padding, bias.
 #include "graph/op_def.h"
-#include "kernels/conv.h"
+#include "kernels/conv/conv.h"
 
 namespace webnn {
 

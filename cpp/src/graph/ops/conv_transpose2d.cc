@@ -1,7 +1,7 @@
 // convTranspose2d: 2-D transposed convolution, nchw/nhwc input, iohw/hwoi/ohwi filter, groups,
 // strides, dilations, padding (crops), outputPadding or explicit outputSizes, bias.
 #include "graph/op_def.h"
-#include "kernels/conv_transpose.h"
+#include "kernels/conv/conv_transpose.h"
 
 namespace webnn {
 

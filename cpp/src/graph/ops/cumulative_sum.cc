@@ -1,6 +1,6 @@
 // cumulativeSum: running sums along one axis, optionally exclusive and/or reversed.
 #include "graph/op_def.h"
-#include "kernels/reduce.h"
+#include "kernels/reduce/reduce.h"
 
 namespace webnn {
 

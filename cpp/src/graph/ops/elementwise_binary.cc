@@ -1,6 +1,6 @@
 // Element-wise binary ops with bidirectional broadcasting: add, sub, mul, div, max, min, pow.
 #include "graph/ops/broadcasting.h"
-#include "kernels/elementwise.h"
+#include "kernels/elementwise/elementwise.h"
 
 namespace webnn {
 

@@ -1,6 +1,6 @@
 // expand: unidirectional broadcast of the input to newShape (a strided copy with 0 strides).
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

@@ -1,7 +1,7 @@
 // gather, gatherElements, gatherND: read input elements at positions taken from an index tensor.
 // Index values are normalized by the kernels (negative: + dim size; then clamped into range).
 #include "graph/op_def.h"
-#include "kernels/gather_scatter.h"
+#include "kernels/gather_scatter/gather_scatter.h"
 
 namespace webnn {
 

@@ -1,6 +1,6 @@
 // gemm: alpha * A' * B' + beta * C for 2-D a and b, optional transposes, c broadcast to [M, N].
 #include "graph/op_def.h"
-#include "kernels/gemm_op.h"
+#include "kernels/gemm/gemm_op.h"
 
 namespace webnn {
 

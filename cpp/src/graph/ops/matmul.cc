@@ -1,6 +1,6 @@
 // matmul: batched matrix product with broadcast batch dims.
 #include "graph/op_def.h"
-#include "kernels/gemm.h"
+#include "kernels/gemm/gemm.h"
 
 namespace webnn {
 

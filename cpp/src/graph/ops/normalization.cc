@@ -3,7 +3,7 @@
 #include <cmath>
 
 #include "graph/op_def.h"
-#include "kernels/norm.h"
+#include "kernels/norm/norm.h"
 
 namespace webnn {
 

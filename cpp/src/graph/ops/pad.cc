@@ -1,7 +1,7 @@
 // pad: grows each dim by beginningPadding/endingPadding, filled per mode (constant, edge,
 // reflection). The "symmetric" mode of older drafts is not in the spec's MLPaddingMode.
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

@@ -1,7 +1,7 @@
 // averagePool2d, l2Pool2d, maxPool2d. The window defaults to the whole spatial extent; when
 // outputSizes is given it must match the floor or the ceil output size, and padding still applies.
 #include "graph/op_def.h"
-#include "kernels/pool.h"
+#include "kernels/pool/pool.h"
 
 namespace webnn {
 

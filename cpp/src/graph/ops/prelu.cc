@@ -1,6 +1,6 @@
 // prelu: x < 0 ? slope * x : x, slope and input broadcast bidirectionally.
 #include "graph/ops/broadcasting.h"
-#include "kernels/elementwise.h"
+#include "kernels/elementwise/elementwise.h"
 
 namespace webnn {
 

@@ -4,7 +4,7 @@
 // Scale values must be > 0 (#906); they are tensor data, so this is not checked: a zero scale
 // saturates (x / 0 = ±inf) and NaN results quantize to 0, never undefined behaviour.
 #include "graph/op_def.h"
-#include "kernels/quantize.h"
+#include "kernels/quantize/quantize.h"
 
 namespace webnn {
 

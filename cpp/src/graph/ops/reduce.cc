@@ -2,7 +2,7 @@
 // reduceMin, reduceProduct, reduceSum, reduceSumSquare. Absent axes reduce every dim; an empty
 // list reduces none (the function then applies to each element alone).
 #include "graph/op_def.h"
-#include "kernels/reduce.h"
+#include "kernels/reduce/reduce.h"
 
 namespace webnn {
 

@@ -2,7 +2,7 @@
 #include <cmath>
 
 #include "graph/op_def.h"
-#include "kernels/resample.h"
+#include "kernels/resample/resample.h"
 
 namespace webnn {
 

@@ -1,6 +1,6 @@
 // reverse: flips the listed dims (absent axes: every dim; []: none) with negative strides.
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

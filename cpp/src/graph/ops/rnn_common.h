@@ -2,7 +2,7 @@
 // is the one-step, one-direction case of its sequence op, with the leading direction dim dropped.
 #pragma once
 #include "graph/op_def.h"
-#include "kernels/rnn.h"
+#include "kernels/rnn/rnn.h"
 
 namespace webnn {
 namespace rnn {

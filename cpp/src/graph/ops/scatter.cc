@@ -2,7 +2,7 @@
 // positions taken from an index tensor. Index values are normalized (negative: + dim size, then
 // clamped into range) and updates apply in order: for duplicate targets the last write wins.
 #include "graph/op_def.h"
-#include "kernels/gather_scatter.h"
+#include "kernels/gather_scatter/gather_scatter.h"
 
 namespace webnn {
 

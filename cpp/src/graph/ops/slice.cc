@@ -1,6 +1,6 @@
 // slice: a strided window of the input (starts, sizes in input elements, optional strides).
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

@@ -1,6 +1,6 @@
 // softmax: exp(x - max) / sum(exp(x - max)) along one axis.
 #include "graph/op_def.h"
-#include "kernels/reduce.h"
+#include "kernels/reduce/reduce.h"
 
 namespace webnn {
 

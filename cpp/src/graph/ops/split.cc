@@ -1,6 +1,6 @@
 // split: cuts a tensor along an axis into equal parts (a count) or given sizes (a list).
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

@@ -1,7 +1,7 @@
 // tile: repeats the whole tensor along each dim (numpy.tile), as one strided copy in which
 // every dim d splits into (repetition, element) with a 0 source stride on the repetition.
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

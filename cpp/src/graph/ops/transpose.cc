@@ -1,7 +1,7 @@
 // transpose: permutes the dims (default: reversed). The output shape is the permuted one
 // (the spec text copies the input shape unpermuted, a known defect).
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

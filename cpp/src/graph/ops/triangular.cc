@@ -1,6 +1,6 @@
 // triangular: keeps the upper or lower triangle (shifted by diagonal) of the last two dims.
 #include "graph/op_def.h"
-#include "kernels/data_movement.h"
+#include "kernels/data_movement/data_movement.h"
 
 namespace webnn {
 

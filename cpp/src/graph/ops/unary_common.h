@@ -2,7 +2,7 @@
 // and lowering onto the unary kernel family.
 #pragma once
 #include "graph/op_def.h"
-#include "kernels/unary.h"
+#include "kernels/unary/unary.h"
 
 namespace webnn {
 

@@ -1,6 +1,6 @@
 // where: condition != 0 ? trueValue : falseValue, the three broadcast bidirectionally.
 #include "graph/ops/broadcasting.h"
-#include "kernels/elementwise.h"
+#include "kernels/elementwise/elementwise.h"
 
 namespace webnn {
 

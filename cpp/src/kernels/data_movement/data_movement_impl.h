@@ -1,0 +1,135 @@
+// The data-movement family's inner loops (DataMovementLoops), compiled once per ISA level (see
+// kernel_isa.h). Elements are moved as unsigned integers of their size, never converted. At the
+// AVX levels, transposed tiles go through register transposes of 8 x 8 blocks (4 x 4 for 8-byte
+// elements) and fills through full-width vector stores.
+#include <cstdint>
+#include <cstring>
+
+#include "kernels/data_movement/data_movement.h"
+#include "kernels/kernel_isa.h"
+
+namespace webnn {
+namespace WEBNN_KERNEL_ISA {
+namespace {
+
+template <size_t kSize>
+using Bits = std::conditional_t<
+    kSize == 1, uint8_t, std::conditional_t<kSize == 2, uint16_t, std::conditional_t<kSize == 4, uint32_t, uint64_t>>>;
+
+template <class E>
+void transpose_scalar(const E* src, E* dst, int64_t rows, int64_t cols, int64_t src_stride, int64_t dst_stride) {
+  for (int64_t i = 0; i < rows; ++i) {
+    E* d = dst + i * dst_stride;
+    for (int64_t j = 0; j < cols; ++j) d[j] = src[i + j * src_stride];
+  }
+}
+
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+// One block: dst row i (at dst + i * ds) gets element i of every src row j (at src + j * ss).
+inline void transpose_block(const uint32_t* src, int64_t ss, uint32_t* dst, int64_t ds) {  // 8 x 8
+  __m256 r[8], t[8];
+  for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + j * ss));
+  for (int j = 0; j < 8; j += 2) {
+    t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
+    t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
+  }
+  for (int j = 0; j < 8; j += 4) {
+    r[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
+    r[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xee);
+    r[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
+    r[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xee);
+  }
+  for (int i = 0; i < 4; ++i) {
+    _mm256_storeu_ps(reinterpret_cast<float*>(dst + i * ds), _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+    _mm256_storeu_ps(reinterpret_cast<float*>(dst + (i + 4) * ds), _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+  }
+}
+inline void transpose_block(const uint64_t* src, int64_t ss, uint64_t* dst, int64_t ds) {  // 4 x 4
+  __m256d r[4];
+  for (int j = 0; j < 4; ++j) r[j] = _mm256_loadu_pd(reinterpret_cast<const double*>(src + j * ss));
+  const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
+  const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
+  _mm256_storeu_pd(reinterpret_cast<double*>(dst), _mm256_permute2f128_pd(t0, t2, 0x20));
+  _mm256_storeu_pd(reinterpret_cast<double*>(dst + ds), _mm256_permute2f128_pd(t1, t3, 0x20));
+  _mm256_storeu_pd(reinterpret_cast<double*>(dst + 2 * ds), _mm256_permute2f128_pd(t0, t2, 0x31));
+  _mm256_storeu_pd(reinterpret_cast<double*>(dst + 3 * ds), _mm256_permute2f128_pd(t1, t3, 0x31));
+}
+inline void transpose_block(const uint16_t* src, int64_t ss, uint16_t* dst, int64_t ds) {  // 8 x 8
+  __m128i r[8], t[8];
+  for (int j = 0; j < 8; ++j) r[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + j * ss));
+  for (int j = 0; j < 8; j += 2) {
+    t[j] = _mm_unpacklo_epi16(r[j], r[j + 1]);
+    t[j + 1] = _mm_unpackhi_epi16(r[j], r[j + 1]);
+  }
+  for (int j = 0; j < 8; j += 4) {  // rows j..j+3 of source, elements 2k and 2k+1 per lane pair
+    r[j] = _mm_unpacklo_epi32(t[j], t[j + 2]);
+    r[j + 1] = _mm_unpackhi_epi32(t[j], t[j + 2]);
+    r[j + 2] = _mm_unpacklo_epi32(t[j + 1], t[j + 3]);
+    r[j + 3] = _mm_unpackhi_epi32(t[j + 1], t[j + 3]);
+  }
+  for (int k = 0; k < 4; ++k) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * k * ds), _mm_unpacklo_epi64(r[k], r[k + 4]));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * k + 1) * ds), _mm_unpackhi_epi64(r[k], r[k + 4]));
+  }
+}
+inline void transpose_block(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds) {  // 8 x 8
+  __m128i r[8];
+  for (int j = 0; j < 8; ++j) r[j] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + j * ss));
+  const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
+  const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
+  const __m128i b0 = _mm_unpacklo_epi16(a0, a1), b1 = _mm_unpackhi_epi16(a0, a1);
+  const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
+  const __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2), _mm_unpacklo_epi32(b1, b3),
+                        _mm_unpackhi_epi32(b1, b3)};
+  for (int k = 0; k < 4; ++k) {
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + 2 * k * ds), c[k]);
+    _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (2 * k + 1) * ds), _mm_srli_si128(c[k], 8));
+  }
+}
+#endif
+
+template <size_t kSize>
+void transpose_tile(const void* src_ptr, void* dst_ptr, int64_t rows, int64_t cols, int64_t src_stride,
+                    int64_t dst_stride) {
+  using E = Bits<kSize>;
+  const E* src = static_cast<const E*>(src_ptr);
+  E* dst = static_cast<E*>(dst_ptr);
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  constexpr int64_t kBlock = kSize == 8 ? 4 : 8;
+  const int64_t full_rows = rows / kBlock * kBlock, full_cols = cols / kBlock * kBlock;
+  for (int64_t i = 0; i < full_rows; i += kBlock)
+    for (int64_t j = 0; j < full_cols; j += kBlock)
+      transpose_block(src + i + j * src_stride, src_stride, dst + i * dst_stride + j, dst_stride);
+  // The right edge of the blocked rows, then the rows below them.
+  transpose_scalar(src + full_cols * src_stride, dst + full_cols, full_rows, cols - full_cols, src_stride,
+                   dst_stride);
+  transpose_scalar(src + full_rows, dst + full_rows * dst_stride, rows - full_rows, cols, src_stride, dst_stride);
+#else
+  transpose_scalar(src, dst, rows, cols, src_stride, dst_stride);
+#endif
+}
+
+template <size_t kSize>
+void fill(void* dst_ptr, const void* value, int64_t count) {
+  using E = Bits<kSize>;
+  E* dst = static_cast<E*>(dst_ptr);
+  E v;
+  std::memcpy(&v, value, kSize);
+  int64_t j = 0;
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  using V = simd::NativeVec<E>;
+  constexpr int64_t kStep = sizeof(V) / kSize;
+  const V splat = V{} + v;
+  for (; j + kStep <= count; j += kStep) simd::store(dst + j, splat);
+#endif
+  for (; j < count; ++j) dst[j] = v;
+}
+
+constexpr DataMovementLoops kDataMovementLoops = {
+    {transpose_tile<1>, transpose_tile<2>, transpose_tile<4>, transpose_tile<8>},
+    {fill<1>, fill<2>, fill<4>, fill<8>},
+};
+
+}  // namespace
+}  // namespace WEBNN_KERNEL_ISA
+}  // namespace webnn

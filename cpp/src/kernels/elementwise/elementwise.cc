@@ -1,0 +1,89 @@
+// The element-wise family's kernels: broadcast iteration and threading around the inner loops of
+// the active ISA level (elementwise_impl.h).
+#include <algorithm>
+#include <array>
+#include <cstring>
+
+#include "kernels/elementwise/elementwise.h"
+#include "kernels/kernel_util.h"
+#include "kernels/platform.h"
+#include "core/thread_pool.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr size_t kElementGrain = 1 << 15;
+constexpr size_t kMaxOperands = 3;
+
+// Calls body(offsets, out_offset, count) over blocks of consecutive output elements, in
+// parallel. offsets[k] is operand k's element offset at the block start; within the block,
+// operand k advances by loop.strides[k].back() per element.
+template <class Body>
+void for_each_block(const BroadcastLoop& loop, ThreadPool* pool, const Body& body) {
+  const size_t inner = loop.inner(), rows = loop.outer(), operands = loop.strides.size();
+  const size_t block = std::min(inner, kElementGrain);
+  const size_t blocks_per_row = (inner + block - 1) / block;
+  const size_t grain = std::max<size_t>(1, kElementGrain / block);
+  pool->parallel_for(rows * blocks_per_row, grain, [&](size_t begin, size_t end) {
+    size_t off[kMaxOperands];
+    for (size_t t = begin; t < end; ++t) {
+      const size_t row = t / blocks_per_row, start = t % blocks_per_row * block;
+      loop.offsets(row, off);
+      for (size_t k = 0; k < operands; ++k) off[k] += start * loop.strides[k].back();
+      body(off, row * inner + start, std::min(block, inner - start));
+    }
+  });
+}
+
+// A kernel running `fn` over the output in blocks, the operands (of element sizes in_sizes)
+// broadcast to out_shape.
+Kernel block_kernel(ElementwiseBlockFn fn, size_t out_size, const std::vector<size_t>& in_sizes,
+                    const std::vector<uint32_t>& out_shape, const std::vector<std::vector<uint32_t>>& in_shapes) {
+  if (!fn) throw_type_error("internal: no element-wise kernel for this data type");
+  BroadcastLoop loop = make_broadcast_loop(out_shape, in_shapes);
+  const size_t operands = in_shapes.size();
+  std::array<size_t, kMaxOperands> stride{}, in_size{};
+  for (size_t k = 0; k < operands; ++k) {
+    stride[k] = loop.strides[k].back();
+    in_size[k] = in_sizes[k];
+  }
+  return [loop = std::move(loop), fn, out_size, operands, stride, in_size](const KernelArgs& args) {
+    char* out = static_cast<char*>(args.outputs[0]);
+    for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
+      const void* src[kMaxOperands];
+      for (size_t k = 0; k < operands; ++k) src[k] = static_cast<const char*>(args.inputs[k]) + off[k] * in_size[k];
+      fn(out + out_offset * out_size, count, src, stride.data());
+    });
+  };
+}
+
+const ElementwiseLoops& loops() { return *kernel_table().elementwise; }
+
+}  // namespace
+
+Kernel make_binary_kernel(BinaryOp op, DataType type, const std::vector<uint32_t>& a_shape,
+                          const std::vector<uint32_t>& b_shape, const std::vector<uint32_t>& out_shape) {
+  const size_t size = data_type_size(type);
+  return block_kernel(loops().binary(op, type), size, {size, size}, out_shape, {a_shape, b_shape});
+}
+
+Kernel make_binary_predicate_kernel(BinaryPredicate op, DataType input_type, const std::vector<uint32_t>& a_shape,
+                                    const std::vector<uint32_t>& b_shape, const std::vector<uint32_t>& out_shape) {
+  const size_t size = data_type_size(input_type);
+  return block_kernel(loops().binary_predicate(op, input_type), 1, {size, size}, out_shape, {a_shape, b_shape});
+}
+
+Kernel make_unary_predicate_kernel(UnaryPredicate op, DataType input_type, const std::vector<uint32_t>& shape) {
+  return block_kernel(loops().unary_predicate(op, input_type), 1, {data_type_size(input_type)}, shape, {shape});
+}
+
+Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_shape,
+                         const std::vector<uint32_t>& true_shape, const std::vector<uint32_t>& false_shape,
+                         const std::vector<uint32_t>& out_shape) {
+  const size_t size = data_type_size(type);
+  return block_kernel(loops().where(type), size, {1, size, size}, out_shape,
+                      {condition_shape, true_shape, false_shape});
+}
+
+}  // namespace webnn

@@ -1,0 +1,296 @@
+// The GEMM driver: cache blocking, packing and 2-D threading around the active microkernel.
+#include <algorithm>
+#include <cstring>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/platform.h"
+#include "core/thread_pool.h"
+
+namespace webnn {
+
+namespace {
+
+// Cache blocks (measured on Zen 5: 1024^3 and the ResNet-50 layers are flat within noise around these).
+constexpr size_t kKc = 384;        // K block
+constexpr size_t kMcTarget = 112;  // M block: the packed A block (kMcTarget x kKc) stays in L2
+constexpr size_t kNcTarget = 384;  // N block of packed-A GEMMs: the packed B block stays in L2
+
+BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
+
+// Per-thread packing buffers (slot 0: A block, 1: B block, 2: a whole operand packed by the calling
+// thread for the pool), grown on demand and kept across calls (no allocation per GEMM).
+float* thread_scratch(size_t slot, size_t count) {
+  thread_local BufferPtr buffers[3];  // A block, B block, a whole packed operand
+  BufferPtr& buffer = buffers[slot];
+  if (!buffer || buffer->size() < count * sizeof(float)) buffer = float_buffer(count);
+  return reinterpret_cast<float*>(buffer->data());
+}
+
+// Packs rows [m0, m0+mc) x cols [k0, k0+kc) of A into MR-row panels ([kc][MR] each, zero padded).
+void pack_a(const float* A, size_t lda, bool transposed, size_t M, size_t m0, size_t mc, size_t k0, size_t kc,
+            size_t mr, float* out) {
+  for (size_t r0 = 0; r0 < mc; r0 += mr) {
+    const size_t rows = std::min(mr, std::min(mc - r0, M - (m0 + r0)));
+    float* panel = out + r0 * kc;
+    if (!transposed) {
+      for (size_t i = 0; i < rows; ++i) {
+        const float* src = A + (m0 + r0 + i) * lda + k0;
+        for (size_t k = 0; k < kc; ++k) panel[k * mr + i] = src[k];
+      }
+    } else {
+      for (size_t k = 0; k < kc; ++k) {
+        const float* src = A + (k0 + k) * lda + m0 + r0;
+        for (size_t i = 0; i < rows; ++i) panel[k * mr + i] = src[i];
+      }
+    }
+    for (size_t i = rows; i < mr; ++i)
+      for (size_t k = 0; k < kc; ++k) panel[k * mr + i] = 0.0f;
+  }
+}
+
+// Packs a whole operand of `extent` rows or columns into `width`-wide panels, one (K block, panel)
+// item at a time over the pool: per K block, [panels][kc][width], in the calling thread's scratch.
+// pack(k0, kc, x0, count, dst) packs one panel.
+const float* pack_whole(size_t K, size_t extent, size_t width, ThreadPool* pool,
+                        const std::function<void(size_t, size_t, size_t, size_t, float*)>& pack) {
+  const size_t panels = (extent + width - 1) / width, padded = panels * width, k_blocks = (K + kKc - 1) / kKc;
+  float* packed = thread_scratch(2, K * padded);
+  pool->parallel_for(k_blocks * panels, 1, [&](size_t begin, size_t end) {
+    for (size_t item = begin; item < end; ++item) {
+      const size_t k0 = item / panels * kKc, x0 = item % panels * width, kc = std::min(kKc, K - k0);
+      pack(k0, kc, x0, std::min(width, extent - x0), packed + k0 * padded + x0 * kc);
+    }
+  });
+  return packed;
+}
+
+// The epilogue of the tile at (row, n0) when its K loop ends; null when nothing applies.
+const GemmTileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, size_t n0, GemmTileEpilogue& out) {
+  if (!epilogue.active()) return nullptr;
+  out = GemmTileEpilogue{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max, nullptr, epilogue.residual_ld};
+  if (epilogue.bias) out.bias = epilogue.bias + (epilogue.bias_per_row ? row : n0);
+  if (epilogue.residual) out.residual = epilogue.residual + row * epilogue.residual_ld + n0;
+  return &out;
+}
+
+}  // namespace
+
+size_t gemm_panel_width() { return kernel_table().gemm_f32.nr; }
+
+PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed) {
+  PackedB packed;
+  packed.K = K;
+  packed.N = N;
+  packed.nr = kernel_table().gemm_f32.nr;
+  const size_t nr = packed.nr, panels = (N + nr - 1) / nr;
+  packed.data = float_buffer(panels * K * nr);  // zero-filled: padding columns stay 0
+  float* out = reinterpret_cast<float*>(packed.data->data());
+  for (size_t p = 0; p < panels; ++p) {
+    const size_t n0 = p * nr, cols = std::min(nr, N - n0);
+    float* panel = out + p * K * nr;
+    if (!transposed) {
+      for (size_t k = 0; k < K; ++k) std::memcpy(panel + k * nr, B + k * ldb + n0, cols * sizeof(float));
+    } else {
+      for (size_t j = 0; j < cols; ++j) {
+        const float* src = B + (n0 + j) * ldb;
+        for (size_t k = 0; k < K; ++k) panel[k * nr + j] = src[k];
+      }
+    }
+  }
+  return packed;
+}
+
+PackedA pack_a_f32(size_t M, size_t K, const float* A, size_t lda) {
+  PackedA packed;
+  packed.M = M;
+  packed.K = K;
+  packed.mr = kernel_table().gemm_f32.mr;
+  const size_t panels = (M + packed.mr - 1) / packed.mr;
+  packed.data = float_buffer(panels * K * packed.mr);
+  pack_a(A, lda, false, M, 0, panels * packed.mr, 0, K, packed.mr, reinterpret_cast<float*>(packed.data->data()));
+  return packed;
+}
+
+void pack_b_block_rows(const float* B, size_t ldb, size_t k0, size_t kc, size_t n0, size_t nc, float* dst) {
+  const size_t nr = kernel_table().gemm_f32.nr;
+  for (size_t j0 = 0; j0 < nc; j0 += nr, dst += kc * nr) {
+    const size_t cols = std::min(nr, nc - j0);
+    const float* src = B + k0 * ldb + n0 + j0;
+    for (size_t k = 0; k < kc; ++k, src += ldb) {
+      float* row = dst + k * nr;
+      std::memcpy(row, src, cols * sizeof(float));
+      if (cols < nr) std::memset(row + cols, 0, (nr - cols) * sizeof(float));
+    }
+  }
+}
+
+void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBlockPacker& pack_b, float* C,
+                       size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr;
+  if (A.mr != mr) throw Error(ErrorKind::kUnknownError, "internal: A was packed for another microkernel");
+  if (M == 0 || N == 0) return;
+  const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
+  const size_t a_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
+  // Columns [n0, n0+cols) of the packed B block at b_block, against A panels [p_begin, p_end).
+  auto multiply_block = [&](const float* b_block, size_t n0, size_t cols_in_block, size_t k0, size_t kc,
+                            size_t p_begin, size_t p_end) {
+    const bool accumulate = k0 > 0, last = k0 + kc == K;
+    GemmTileEpilogue ep;
+    for (size_t ap = p_begin; ap < p_end; ++ap) {
+      const float* a_panel = A.panel(ap) + k0 * mr;
+      const size_t row = ap * mr, rows = std::min(mr, M - row);
+      for (size_t j0 = 0; j0 < cols_in_block; j0 += nr) {
+        const size_t cols = std::min(nr, cols_in_block - j0);
+        const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0 + j0, ep) : nullptr;
+        uk.fn(rows, cols, kc, a_panel, b_block + j0 * kc, C + row * ldc + n0 + j0, ldc, accumulate, tile_ep);
+      }
+    }
+  };
+  if (threads > 1 && n_panels < 4 * threads) {
+    // Few columns: pack all of B once (in parallel), then split the A panels.
+    const size_t n_padded = n_panels * nr;
+    const float* packed = pack_whole(K, N, nr, pool, [&](size_t k0, size_t kc, size_t n0, size_t count, float* dst) {
+      pack_b(k0, kc, n0, count, dst);
+    });
+    pool->parallel_for(a_panels, 1, [&](size_t begin, size_t end) {
+      for (size_t k0 = 0; k0 < K; k0 += kKc)
+        multiply_block(packed + k0 * n_padded, 0, N, k0, std::min(kKc, K - k0), begin, end);
+    });
+    return;
+  }
+  // N blocks that fit L2; with threads, at least 4 per thread and a multiple of the threads.
+  size_t n_blocks = (N + kNcTarget - 1) / kNcTarget;
+  if (threads > 1) n_blocks = std::min(n_panels, (std::max(n_blocks, 4 * threads) + threads - 1) / threads * threads);
+  const size_t nc = ((N + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
+  n_blocks = (N + nc - 1) / nc;
+  auto run_blocks = [&](size_t begin, size_t end) {
+    float* b_block = thread_scratch(1, kKc * nc);
+    for (size_t nb = begin; nb < end; ++nb) {
+      const size_t n0 = nb * nc, cols_in_block = std::min(nc, N - n0);
+      for (size_t k0 = 0; k0 < K; k0 += kKc) {
+        const size_t kc = std::min(kKc, K - k0);
+        pack_b(k0, kc, n0, cols_in_block, b_block);
+        multiply_block(b_block, n0, cols_in_block, k0, kc, 0, a_panels);
+      }
+    }
+  };
+  if (threads > 1 && n_blocks > 1) pool->parallel_for(n_blocks, 1, run_blocks);
+  else run_blocks(0, n_blocks);
+}
+
+void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, bool transposed_a, const PackedB& B,
+                     float* C, size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr;
+  if (B.nr != nr) throw Error(ErrorKind::kUnknownError, "internal: B was packed for another microkernel");
+  if (M == 0 || N == 0) return;
+  const size_t threads_available = pool ? size_t(pool->max_threads()) : 1;
+  if (M <= kGemvMaxRows && !transposed_a) {
+    // Small M: stream each B panel once, no A packing (GEMV when M = 1).
+    const size_t panels = (N + nr - 1) / nr;
+    auto run_panels = [&](size_t begin, size_t end) {
+      alignas(64) float tile[kGemvMaxRows * 32];
+      for (size_t p = begin; p < end; ++p) {
+        const size_t n0 = p * nr, cols = std::min(nr, N - n0);
+        uk.gemv(M, K, A, lda, B.panel(p), tile, nr);
+        for (size_t i = 0; i < M; ++i) {
+          float* c = C + i * ldc + n0;
+          for (size_t j = 0; j < cols; ++j) {
+            float v = tile[i * nr + j];
+            if (epilogue.bias) v += epilogue.bias[epilogue.bias_per_row ? i : n0 + j];
+            if (epilogue.residual) v += epilogue.residual[i * epilogue.residual_ld + n0 + j];
+            c[j] = std::min(std::max(v, epilogue.min), epilogue.max);  // keeps NaN
+          }
+        }
+      }
+    };
+    const size_t grain = std::max<size_t>(1, (size_t(1) << 16) / std::max<size_t>(1, K * nr * M));
+    if (pool && threads_available > 1 && panels > grain) pool->parallel_for(panels, grain, run_panels);
+    else run_panels(0, panels);
+    return;
+  }
+  gemm_f32_packed(
+      M, N, K,
+      [&](size_t m0, size_t mc, size_t k0, size_t kc, float* dst) {
+        pack_a(A, lda, transposed_a, M, m0, mc, k0, kc, mr, dst);
+      },
+      B, C, ldc, epilogue, pool);
+}
+
+void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a_block, const PackedB& B, float* C,
+                     size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr;
+  if (B.nr != nr) throw Error(ErrorKind::kUnknownError, "internal: B was packed for another microkernel");
+  if (M == 0 || N == 0) return;
+  const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
+  const size_t a_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
+  // Rows [m0, m0+rows_in_block) (packed at a_block) against B panels [p_begin, p_end).
+  auto multiply_block = [&](const float* a_block, size_t m0, size_t rows_in_block, size_t k0, size_t kc,
+                            size_t p_begin, size_t p_end) {
+    const bool accumulate = k0 > 0, last = k0 + kc == K;
+    GemmTileEpilogue ep;
+    for (size_t p = p_begin; p < p_end; ++p) {
+      const float* b_panel = B.panel(p) + k0 * nr;
+      const size_t n0 = p * nr, cols = std::min(nr, N - n0);
+      for (size_t r0 = 0; r0 < rows_in_block; r0 += mr) {
+        const size_t row = m0 + r0, rows = std::min(mr, M - row);
+        const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
+        uk.fn(rows, cols, kc, a_block + r0 * kc, b_panel, C + row * ldc + n0, ldc, accumulate, tile_ep);
+      }
+    }
+  };
+  if (threads > 1 && a_panels < 4 * threads) {
+    // Few rows: pack all of A once (in parallel), then split the B panels.
+    const size_t m_padded = a_panels * mr;
+    const float* packed = pack_whole(K, M, mr, pool, [&](size_t k0, size_t kc, size_t m0, size_t count, float* dst) {
+      pack_a_block(m0, count, k0, kc, dst);
+    });
+    pool->parallel_for(n_panels, 1, [&](size_t begin, size_t end) {
+      for (size_t k0 = 0; k0 < K; k0 += kKc)
+        multiply_block(packed + k0 * m_padded, 0, M, k0, std::min(kKc, K - k0), begin, end);
+    });
+    return;
+  }
+  // M blocks whose packed A fits L2; with threads, at least 4 per thread and a multiple of the threads.
+  size_t m_blocks = (M + kMcTarget - 1) / kMcTarget;
+  if (threads > 1) m_blocks = std::min(a_panels, (std::max(m_blocks, 4 * threads) + threads - 1) / threads * threads);
+  const size_t mc = ((M + m_blocks - 1) / m_blocks + mr - 1) / mr * mr;
+  m_blocks = (M + mc - 1) / mc;
+  auto run_blocks = [&](size_t begin, size_t end) {
+    float* a_block = thread_scratch(0, mc * kKc);
+    for (size_t mb = begin; mb < end; ++mb) {
+      const size_t m0 = mb * mc, rows_in_block = std::min(mc, M - m0);
+      for (size_t k0 = 0; k0 < K; k0 += kKc) {
+        const size_t kc = std::min(kKc, K - k0);
+        pack_a_block(m0, rows_in_block, k0, kc, a_block);
+        multiply_block(a_block, m0, rows_in_block, k0, kc, 0, n_panels);
+      }
+    }
+  };
+  if (threads > 1 && m_blocks > 1) pool->parallel_for(m_blocks, 1, run_blocks);
+  else run_blocks(0, m_blocks);
+}
+
+void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+              size_t ldc) {
+  PackedB packed = pack_b_f32(K, N, B, ldb);
+  gemm_f32_packed(M, N, K, A, lda, false, packed, C, ldc, GemmEpilogue{}, nullptr);
+}
+
+void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,
+                  size_t ldc) {
+  for (size_t i = 0; i < M; ++i) {
+    float* c = C + i * ldc;
+    std::memset(c, 0, N * sizeof(float));
+    const float* a = A + i * lda;
+    for (size_t k = 0; k < K; ++k) {
+      const float aik = a[k];
+      const float* b = B + k * ldb;
+      for (size_t j = 0; j < N; ++j) c[j] += aik * b[j];
+    }
+  }
+}
+
+}  // namespace webnn

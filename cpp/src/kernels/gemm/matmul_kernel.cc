@@ -1,0 +1,93 @@
+// matmul on the GEMM driver: batches broadcast, a constant B packed once.
+#include <cstring>
+
+#include "kernels/gemm/gemm.h"
+#include "kernels/kernel_util.h"
+#include "core/thread_pool.h"
+
+namespace webnn {
+
+namespace {
+
+void to_float(const void* in, DataType type, float* out, size_t n) {
+  if (type == DataType::kFloat32) {
+    std::memcpy(out, in, n * sizeof(float));
+    return;
+  }
+  const float16* h = static_cast<const float16*>(in);
+  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(h[i].bits);
+}
+
+}  // namespace
+
+Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, const std::vector<uint32_t>& b_shape,
+                          const std::vector<uint32_t>& out_shape, const void* b_constant,
+                          const MatmulEpilogue& fused) {
+  const size_t rank = out_shape.size();
+  const size_t M = out_shape[rank - 2], N = out_shape[rank - 1], K = a_shape[a_shape.size() - 1];
+  std::vector<uint32_t> batch(out_shape.begin(), out_shape.end() - 2);
+  std::vector<uint32_t> a_batch(a_shape.begin(), a_shape.end() - 2), b_batch(b_shape.begin(), b_shape.end() - 2);
+  BroadcastLoop loop = make_broadcast_loop(batch, {a_batch, b_batch});
+  const size_t batches = element_count(batch), b_batches = element_count(b_batch);
+  // Per output batch: which A and B matrices it multiplies.
+  std::vector<size_t> a_index(batches), b_index(batches);
+  {
+    size_t inner = loop.inner(), off[2];
+    for (size_t r = 0; r < loop.outer(); ++r) {
+      loop.offsets(r, off);
+      for (size_t i = 0; i < inner; ++i) {
+        a_index[r * inner + i] = off[0] + i * loop.strides[0].back();
+        b_index[r * inner + i] = off[1] + i * loop.strides[1].back();
+      }
+    }
+  }
+  const bool half = type == DataType::kFloat16;
+  const size_t elem = data_type_size(type);
+
+  auto pack_all = [=](const void* b) {
+    auto packed = std::make_shared<std::vector<PackedB>>(b_batches);
+    std::vector<float> tmp(half ? K * N : 0);
+    for (size_t i = 0; i < b_batches; ++i) {
+      const uint8_t* src = static_cast<const uint8_t*>(b) + i * K * N * elem;
+      if (half) to_float(src, type, tmp.data(), K * N);
+      (*packed)[i] = pack_b_f32(K, N, half ? tmp.data() : reinterpret_cast<const float*>(src), N);
+    }
+    return packed;
+  };
+  std::shared_ptr<std::vector<PackedB>> constant_b = b_constant ? pack_all(b_constant) : nullptr;
+
+  return [=](const KernelArgs& args) {
+    auto packed = constant_b ? constant_b : pack_all(args.inputs[1]);
+    const uint8_t* a = static_cast<const uint8_t*>(args.inputs[0]);
+    uint8_t* out = static_cast<uint8_t*>(args.outputs[0]);
+    const float* extra = fused.residual || fused.column_bias ? static_cast<const float*>(args.inputs[2]) : nullptr;
+    auto one_batch = [&](size_t bi, ThreadPool* pool) {
+      const uint8_t* a_mat = a + a_index[bi] * M * K * elem;
+      uint8_t* c_mat = out + bi * M * N * elem;
+      if (!half) {
+        GemmEpilogue epilogue;
+        epilogue.min = fused.min;
+        epilogue.max = fused.max;
+        if (fused.column_bias) epilogue.bias = extra;
+        if (fused.residual) epilogue.residual = extra + bi * M * N, epilogue.residual_ld = N;
+        gemm_f32_packed(M, N, K, reinterpret_cast<const float*>(a_mat), K, false, (*packed)[b_index[bi]],
+                        reinterpret_cast<float*>(c_mat), N, epilogue, pool);
+        return;
+      }
+      std::vector<float> fa(M * K), fc(M * N);
+      to_float(a_mat, type, fa.data(), M * K);
+      gemm_f32_packed(M, N, K, fa.data(), K, false, (*packed)[b_index[bi]], fc.data(), N, GemmEpilogue{}, pool);
+      float16* h = reinterpret_cast<float16*>(c_mat);
+      for (size_t i = 0; i < M * N; ++i) h[i].bits = float_to_half(fc[i]);
+    };
+    if (batches == 1) {
+      one_batch(0, args.pool);
+      return;
+    }
+    args.pool->parallel_for(batches, 1, [&](size_t begin, size_t end) {
+      for (size_t bi = begin; bi < end; ++bi) one_batch(bi, nullptr);
+    });
+  };
+}
+
+}  // namespace webnn

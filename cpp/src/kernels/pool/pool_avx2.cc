@@ -1,0 +1,12 @@
+// The pooling family's loops at the avx2 level (built with -mavx2 -mfma -mf16c).
+#if defined(__x86_64__) || defined(_M_X64)
+#define WEBNN_KERNEL_ISA isa_avx2
+#define WEBNN_KERNEL_ISA_LEVEL 1
+#include "kernels/pool/pool_impl.h"
+
+namespace webnn {
+
+const PoolLoops& pool_loops_avx2() { return isa_avx2::kPoolLoops; }
+
+}  // namespace webnn
+#endif

@@ -1,0 +1,149 @@
+// Portable reference kernels for quantizeLinear / dequantizeLinear.
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "kernels/kernel_util.h"
+#include "kernels/quantize/quantize.h"
+#include "core/thread_pool.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr int64_t kElementGrain = 1 << 15;
+
+// The input walked as runs of elements that share one scale/zeroPoint element.
+class BlockwiseLoop {
+ public:
+  BlockwiseLoop(std::vector<uint32_t> in_shape, std::vector<uint32_t> param_shape) {
+    if (in_shape.empty()) in_shape = param_shape = {1};
+    const size_t rank = in_shape.size();
+    int64_t stride = 1;
+    param_strides_.resize(rank);
+    for (size_t d = rank; d-- > 0;) {
+      param_strides_[d] = stride;
+      stride *= param_shape[d];
+    }
+    for (size_t d = 0; d + 1 < rank; ++d) {
+      outer_shape_.push_back(in_shape[d]);
+      outer_blocks_.push_back(in_shape[d] / param_shape[d]);
+      rows_ *= in_shape[d];
+    }
+    inner_ = in_shape.back();
+    param_cols_ = param_shape.back();
+    block_ = inner_ / param_cols_;
+  }
+
+  // Calls fn(first element, element count, param index) for every run, in parallel.
+  template <class Fn>
+  void run(ThreadPool* pool, const Fn& fn) const {
+    const int64_t units = rows_ * param_cols_;
+    pool->parallel_for(size_t(units), size_t(std::max<int64_t>(1, kElementGrain / block_)), [&](size_t b, size_t e) {
+      int64_t cached_row = -1, param_row = 0;
+      for (int64_t u = int64_t(b); u < int64_t(e); ++u) {
+        const int64_t row = u / param_cols_, col = u % param_cols_;
+        if (row != cached_row) {
+          param_row = param_row_offset(row);
+          cached_row = row;
+        }
+        fn(row * inner_ + col * block_, block_, param_row + col);
+      }
+    });
+  }
+
+ private:
+  int64_t param_row_offset(int64_t row) const {
+    int64_t offset = 0;
+    for (size_t d = outer_shape_.size(); d-- > 0;) {
+      offset += (row % outer_shape_[d]) / outer_blocks_[d] * param_strides_[d];
+      row /= outer_shape_[d];
+    }
+    return offset;
+  }
+
+  std::vector<int64_t> outer_shape_, outer_blocks_, param_strides_;
+  int64_t rows_ = 1, inner_ = 1, param_cols_ = 1, block_ = 1;
+};
+
+template <class Fn>
+Kernel visit_float_type(DataType type, Fn&& fn) {
+  if (type == DataType::kFloat16) return fn(float16{});
+  return fn(float{});
+}
+// The storage type and the value range of a quantized type (int4/uint4 are stored one per byte).
+template <class Z, int64_t Lo, int64_t Hi>
+struct Quantized {
+  using type = Z;
+  static constexpr double lo = double(Lo), hi = double(Hi);
+};
+template <class Z>
+using FullRange = Quantized<Z, int64_t(std::numeric_limits<Z>::min()), int64_t(std::numeric_limits<Z>::max())>;
+
+template <class Fn>
+Kernel visit_quantized_type(DataType type, Fn&& fn) {
+  switch (type) {
+    case DataType::kUint8: return fn(FullRange<uint8_t>{});
+    case DataType::kInt8: return fn(FullRange<int8_t>{});
+    case DataType::kUint4: return fn(Quantized<uint8_t, 0, 15>{});
+    case DataType::kInt4: return fn(Quantized<int8_t, -8, 7>{});
+    case DataType::kUint32: return fn(FullRange<uint32_t>{});
+    default: return fn(FullRange<int32_t>{});
+  }
+}
+
+template <class T, class Q>
+Kernel quantize_kernel(const BlockwiseLoop& loop) {
+  using Z = typename Q::type;
+  return [loop](const KernelArgs& args) {
+    const T* x = static_cast<const T*>(args.inputs[0]);
+    const T* scale = static_cast<const T*>(args.inputs[1]);
+    const Z* zero_point = static_cast<const Z*>(args.inputs[2]);
+    Z* y = static_cast<Z*>(args.outputs[0]);
+    constexpr double lo = Q::lo, hi = Q::hi;
+    loop.run(args.pool, [&](int64_t first, int64_t count, int64_t p) {
+      const float s = load(scale[p]);
+      const double zp = double(zero_point[p]);
+      for (int64_t i = first; i < first + count; ++i) {
+        const double v = double(std::nearbyint(load(x[i]) / s)) + zp;  // ties to even (default mode)
+        y[i] = std::isnan(v) ? Z(0) : Z(std::clamp(v, lo, hi));
+      }
+    });
+  };
+}
+
+template <class Q, class S>
+Kernel dequantize_kernel(const BlockwiseLoop& loop) {
+  using X = typename Q::type;
+  return [loop](const KernelArgs& args) {
+    const X* x = static_cast<const X*>(args.inputs[0]);
+    const S* scale = static_cast<const S*>(args.inputs[1]);
+    const X* zero_point = static_cast<const X*>(args.inputs[2]);
+    S* y = static_cast<S*>(args.outputs[0]);
+    loop.run(args.pool, [&](int64_t first, int64_t count, int64_t p) {
+      const double s = load(scale[p]);
+      const int64_t zp = zero_point[p];
+      for (int64_t i = first; i < first + count; ++i) store(y + i, float(double(int64_t(x[i]) - zp) * s));
+    });
+  };
+}
+
+}  // namespace
+
+Kernel make_quantize_kernel(DataType input_type, DataType zero_point_type, const std::vector<uint32_t>& input_shape,
+                            const std::vector<uint32_t>& param_shape) {
+  BlockwiseLoop loop(input_shape, param_shape);
+  return visit_float_type(input_type, [&](auto t) {
+    return visit_quantized_type(zero_point_type, [&](auto z) { return quantize_kernel<decltype(t), decltype(z)>(loop); });
+  });
+}
+
+Kernel make_dequantize_kernel(DataType input_type, DataType scale_type, const std::vector<uint32_t>& input_shape,
+                              const std::vector<uint32_t>& param_shape) {
+  BlockwiseLoop loop(input_shape, param_shape);
+  return visit_quantized_type(input_type, [&](auto x) {
+    return visit_float_type(scale_type, [&](auto s) { return dequantize_kernel<decltype(x), decltype(s)>(loop); });
+  });
+}
+
+}  // namespace webnn

@@ -1,0 +1,152 @@
+// The reduction family's float loops (ReduceLoops), compiled once per ISA level (see kernel_isa.h):
+// sums, maxima and minima over contiguous rows and over columns, and softmax, on reduce_lanes.h.
+#include "kernels/reduce/reduce.h"
+#include "kernels/reduce/reduce_lanes.h"
+
+namespace webnn {
+namespace WEBNN_KERNEL_ISA {
+namespace {
+
+// map(x) of SumMap kMap, given the lanes' shifts.
+template <SumMap kMap>
+inline auto map_for_sum(Lanes x, Wide shift) {
+  if constexpr (kMap == SumMap::kIdentity) return x;
+  if constexpr (kMap == SumMap::kAbs) return abs_lanes(x);
+  if constexpr (kMap == SumMap::kSquare) return as_wide(x) * as_wide(x);
+  if constexpr (kMap == SumMap::kExp) return exp_lanes(x - narrow(shift));
+}
+
+template <SumMap kMap, class T>
+double sum_row_loop(const void* in, size_t count, double shift) {
+  const Wide shifts = splat_wide(shift);
+  return sum_row(static_cast<const T*>(in), count,
+                 [&](Lanes x, size_t, size_t) { return map_for_sum<kMap>(x, shifts); });
+}
+
+template <SumMap kMap, class T>
+void sum_columns_loop(const void* in, size_t rows, size_t stride, size_t width, const double* shift, double* acc) {
+  sum_columns(static_cast<const T*>(in), rows, stride, width, [&](Lanes x, size_t, size_t k, size_t n) {
+    return map_for_sum<kMap>(x, shift ? load_wide(shift + k, n) : Wide{});
+  }, acc);
+}
+
+template <bool kMax, class T>
+float extreme_row_loop(const void* in, size_t count) {
+  return extreme_row<kMax>(static_cast<const T*>(in), count);
+}
+
+template <bool kMax, class T>
+void extreme_columns_loop(const void* in, size_t rows, size_t stride, size_t width, float* acc) {
+  extreme_columns<kMax>(static_cast<const T*>(in), rows, stride, width, acc);
+}
+
+// softmax: e = exp(x - max), out = e * (1 / Σe). Float32 outputs hold e between the passes;
+// float16 ones recompute it (rounding once).
+template <class T>
+constexpr bool kKeepsExp = std::is_same_v<T, float>;
+
+template <class T>
+void softmax_row_loop(const void* in_ptr, void* out_ptr, size_t count) {
+  const T* in = static_cast<const T*>(in_ptr);
+  T* out = static_cast<T*>(out_ptr);
+  const Lanes max = splat_lanes(extreme_row<true>(in, count));
+  const double sum = sum_row(in, count, [&](Lanes x, size_t i, size_t n) {
+    const Lanes e = exp_lanes(x - max);
+    if constexpr (kKeepsExp<T>) store_lanes(out + i, e, n);
+    return e;
+  });
+  const Lanes scale = splat_lanes(float(1.0 / sum));
+  for (size_t i = 0; i < count; i += kWidth) {
+    const size_t n = min_size(kWidth, count - i);
+    Lanes e;
+    if constexpr (kKeepsExp<T>) e = load_lanes(out + i, n);
+    else e = exp_lanes(load_lanes(in + i, n) - max);
+    store_lanes(out + i, e * scale, n);
+  }
+}
+
+constexpr size_t kSoftmaxTile = 256;  // columns whose statistics live on the stack
+
+template <class T>
+void softmax_columns_loop(const void* in_ptr, void* out_ptr, size_t rows, size_t stride, size_t width) {
+  for (size_t k0 = 0; k0 < width; k0 += kSoftmaxTile) {
+    const size_t tile = min_size(kSoftmaxTile, width - k0);
+    const T* in = static_cast<const T*>(in_ptr) + k0;
+    T* out = static_cast<T*>(out_ptr) + k0;
+    float max[kSoftmaxTile], scale[kSoftmaxTile];
+    double sum[kSoftmaxTile] = {};
+    for (float& m : max) m = kExtremeIdentity<true>;
+    extreme_columns<true>(in, rows, stride, tile, max);
+    sum_columns(in, rows, stride, tile, [&](Lanes x, size_t j, size_t k, size_t n) {
+      const Lanes e = exp_lanes(x - load_lanes(max + k));
+      if constexpr (kKeepsExp<T>) store_lanes(out + j * stride + k, e, n);
+      return e;
+    }, sum);
+    for (size_t k = 0; k < tile; ++k) scale[k] = float(1.0 / sum[k]);
+    for (size_t j = 0; j < rows; ++j) {
+      for (size_t k = 0; k < tile; k += kWidth) {
+        const size_t n = min_size(kWidth, tile - k);
+        Lanes e;
+        if constexpr (kKeepsExp<T>) e = load_lanes(out + j * stride + k, n);
+        else e = exp_lanes(load_lanes(in + j * stride + k, n) - load_lanes(max + k));
+        store_lanes(out + j * stride + k, e * load_lanes(scale + k, n), n);
+      }
+    }
+  }
+}
+
+// ---- the table
+
+template <SumMap kMap>
+using MapTag = std::integral_constant<SumMap, kMap>;
+
+// pick(MapTag<map>{}).
+template <class Pick>
+auto for_sum_map(SumMap map, const Pick& pick) {
+  switch (map) {
+    case SumMap::kAbs: return pick(MapTag<SumMap::kAbs>{});
+    case SumMap::kSquare: return pick(MapTag<SumMap::kSquare>{});
+    case SumMap::kExp: return pick(MapTag<SumMap::kExp>{});
+    case SumMap::kIdentity: break;
+  }
+  return pick(MapTag<SumMap::kIdentity>{});
+}
+
+SumRowFn sum_row_fn(SumMap map, DataType type) {
+  return for_sum_map(map, [&](auto m) {
+    return for_float_type(type, [](auto t) -> SumRowFn { return sum_row_loop<decltype(m)::value, decltype(t)>; });
+  });
+}
+
+SumColumnsFn sum_columns_fn(SumMap map, DataType type) {
+  return for_sum_map(map, [&](auto m) {
+    return for_float_type(type, [](auto t) -> SumColumnsFn { return sum_columns_loop<decltype(m)::value, decltype(t)>; });
+  });
+}
+
+ExtremeRowFn extreme_row_fn(bool is_max, DataType type) {
+  return for_float_type(type, [&](auto t) -> ExtremeRowFn {
+    return is_max ? extreme_row_loop<true, decltype(t)> : extreme_row_loop<false, decltype(t)>;
+  });
+}
+
+ExtremeColumnsFn extreme_columns_fn(bool is_max, DataType type) {
+  return for_float_type(type, [&](auto t) -> ExtremeColumnsFn {
+    return is_max ? extreme_columns_loop<true, decltype(t)> : extreme_columns_loop<false, decltype(t)>;
+  });
+}
+
+SoftmaxRowFn softmax_row_fn(DataType type) {
+  return for_float_type(type, [](auto t) -> SoftmaxRowFn { return softmax_row_loop<decltype(t)>; });
+}
+
+SoftmaxColumnsFn softmax_columns_fn(DataType type) {
+  return for_float_type(type, [](auto t) -> SoftmaxColumnsFn { return softmax_columns_loop<decltype(t)>; });
+}
+
+constexpr ReduceLoops kReduceLoops = {sum_row_fn,     sum_columns_fn, extreme_row_fn,
+                                      extreme_columns_fn, softmax_row_fn, softmax_columns_fn};
+
+}  // namespace
+}  // namespace WEBNN_KERNEL_ISA
+}  // namespace webnn

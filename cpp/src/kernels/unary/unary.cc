@@ -1,0 +1,67 @@
+// The unary family's kernels: threading around the inner loops of the active ISA level
+// (unary_impl.h), and the ops' option handling.
+#include <array>
+#include <cstring>
+
+#include "kernels/kernel_util.h"
+#include "kernels/platform.h"
+#include "kernels/unary/unary.h"
+#include "core/thread_pool.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr size_t kElementGrain = 1 << 14;
+
+const UnaryLoops& loops() { return *kernel_table().unary; }
+
+// Runs loop(in + begin, out + begin, end - begin) over [0, count) in parallel chunks.
+template <class Loop>
+Kernel chunked_kernel(size_t count, size_t in_size, size_t out_size, Loop loop) {
+  return [count, in_size, out_size, loop](const KernelArgs& args) {
+    const char* in = static_cast<const char*>(args.inputs[0]);
+    char* out = static_cast<char*>(args.outputs[0]);
+    args.pool->parallel_for(count, kElementGrain, [&](size_t begin, size_t end) {
+      loop(in + begin * in_size, out + begin * out_size, end - begin);
+    });
+  };
+}
+
+Kernel copy_kernel(size_t bytes) {
+  constexpr size_t kByteGrain = size_t(1) << 20;
+  return [bytes](const KernelArgs& args) {
+    const uint8_t* in = static_cast<const uint8_t*>(args.inputs[0]);
+    uint8_t* out = static_cast<uint8_t*>(args.outputs[0]);
+    args.pool->parallel_for(bytes, kByteGrain, [&](size_t begin, size_t end) {
+      std::memcpy(out + begin, in + begin, end - begin);
+    });
+  };
+}
+
+}  // namespace
+
+Kernel make_unary_kernel(UnaryOp op, DataType type, size_t count, UnaryParams params) {
+  const UnaryLoopFn fn = loops().unary(op, type);
+  if (!fn) throw_type_error(str_cat("internal: unary kernel has no ", data_type_name(type), " variant"));
+  const size_t size = data_type_size(type);
+  return chunked_kernel(count, size, size,
+                        [fn, params](const void* in, void* out, size_t n) { fn(in, out, n, params); });
+}
+
+Kernel make_clamp_kernel(DataType type, size_t count, const void* min_value, const void* max_value) {
+  const ClampLoopFn fn = loops().clamp(type);
+  const size_t size = data_type_size(type);
+  std::array<uint8_t, 8> lo{}, hi{};
+  std::memcpy(lo.data(), min_value, size);
+  std::memcpy(hi.data(), max_value, size);
+  return chunked_kernel(count, size, size,
+                        [fn, lo, hi](const void* in, void* out, size_t n) { fn(in, out, n, lo.data(), hi.data()); });
+}
+
+Kernel make_cast_kernel(DataType from, DataType to, size_t count) {
+  if (from == to) return copy_kernel(count * data_type_size(from));  // exact, NaN payloads too
+  return chunked_kernel(count, data_type_size(from), data_type_size(to), loops().cast(from, to));
+}
+
+}  // namespace webnn

@@ -1,0 +1,10 @@
+// The unary family's loops at the ref level (portable code for the baseline ISA).
+#define WEBNN_KERNEL_ISA isa_ref
+#define WEBNN_KERNEL_ISA_LEVEL 0
+#include "kernels/unary/unary_impl.h"
+
+namespace webnn {
+
+const UnaryLoops& unary_loops_ref() { return isa_ref::kUnaryLoops; }
+
+}  // namespace webnn
