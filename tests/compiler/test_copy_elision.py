@@ -158,3 +158,21 @@ def test_conv_outputs_concatenated_then_convolved(context, monkeypatch):
 
     graph, _ = _compare(context, monkeypatch, make, {"x": x})
     assert _core.plan_steps(graph) == ["conv2d+relu", "conv2d+clamp", "sigmoid", "conv2d"]
+
+
+def test_split_outputs_in_order_inside_a_concat(context, monkeypatch):
+    """C2f: the split's input is placed in the concat's output, so neither the split nor the concat copies."""
+    x = RNG.standard_normal((1, 4, 3)).astype(np.float32)
+
+    def make(b):
+        a = b.input("x", data_type="float32", shape=[1, 4, 3])
+        p, q = b.split(b.exp(a), [1, 3], axis=1)
+        r = b.sigmoid(q)
+        return b.build({"y": b.relu(b.concat([p, q, r, b.neg(r)], 1))})
+
+    graph, out = _compare(context, monkeypatch, make, {"x": x})
+    assert _core.plan_steps(graph) == ["exp", "sigmoid", "neg", "relu"]
+    assert _copy_elision_log(graph).startswith("1 concats written in place by their producers, 1 splits")
+    e = np.exp(x.astype(np.float64))
+    s = 1 / (1 + np.exp(-e[:, 1:]))
+    np.testing.assert_allclose(out["y"], np.maximum(np.concatenate([e, s, -s], 1), 0), rtol=1e-6)
