@@ -14,6 +14,9 @@ void fold_constants(CompileState& state);
 // Replaces element-wise chains that spell out an op (GELU with erf) by that op. Needs
 // remove_dead_code after it.
 void recognize_ops(CompileState& state);
+// Composes a transpose of a transpose into one, and turns a transpose that moves no data into a
+// reshape view. Needs remove_dead_code after it.
+void fold_transposes(CompileState& state);
 // Folds a per-channel affine map with constant parameters (batchNormalization, mul / add by a
 // per-channel constant) into the constant weights of the op producing its input (conv2d). Needs
 // remove_dead_code after it.

@@ -20,6 +20,7 @@ const Pass kPipeline[] = {
     {"dead_code", remove_dead_code, false},
     {"constant_folding", fold_constants, true},
     {"op_recognition", recognize_ops, true},
+    {"transpose_folding", fold_transposes, true},
     {"scale_folding", fold_scales, true},
     {"dead_code", remove_dead_code, false},  // what folding left unread
     {"epilogue_fusion", fuse_epilogues, true},
