@@ -8,21 +8,12 @@ import webnn
 from webnn import _core
 
 
-def _build_both(context, monkeypatch, make_graph):
-    """(folded graph, unfolded graph), each from a fresh builder."""
-    folded = make_graph(webnn.MLGraphBuilder(context))
-    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "constant_folding")
-    unfolded = make_graph(webnn.MLGraphBuilder(context))
-    monkeypatch.delenv("WEBNN_DISABLE_PASSES")
-    return folded, unfolded
-
-
 def _folded_count(graph):
     summary = dict(_core.plan_passes(graph))["constant_folding"]
     return int(summary.split()[0])
 
 
-def test_dequantized_weights_fold_into_the_matmul(context, monkeypatch):
+def test_dequantized_weights_fold_into_the_matmul(context, build_twice):
     rng = np.random.default_rng(1)
     q = rng.integers(-8, 8, size=(16, 8)).astype(np.int8)
     scale = rng.uniform(0.01, 0.1, size=(1, 8)).astype(np.float32)
@@ -35,7 +26,7 @@ def test_dequantized_weights_fold_into_the_matmul(context, monkeypatch):
                                                                                 zero))
         return builder.build({"y": builder.relu(builder.matmul(x, w))})
 
-    folded, unfolded = _build_both(context, monkeypatch, make)
+    folded, unfolded = build_twice(make, "constant_folding")
     assert _core.plan_steps(folded) == ["matmul+relu"]
     assert _core.plan_steps(unfolded) == ["dequantizeLinear", "matmul+relu"]
     assert _folded_count(folded) == 1
@@ -46,7 +37,7 @@ def test_dequantized_weights_fold_into_the_matmul(context, monkeypatch):
     np.testing.assert_allclose(y, np.maximum(x.astype(np.float64) @ w, 0), rtol=1e-5, atol=1e-5)
 
 
-def test_chains_views_and_multi_output_nodes_fold(context, monkeypatch):
+def test_chains_views_and_multi_output_nodes_fold(context, build_twice):
     rng = np.random.default_rng(2)
     w = rng.standard_normal((4, 6)).astype(np.float32)
 
@@ -57,7 +48,7 @@ def test_chains_views_and_multi_output_nodes_fold(context, monkeypatch):
         b = builder.reshape(builder.concat([right, left], 2), [6, 4])
         return builder.build({"y": builder.matmul(x, b)})
 
-    folded, unfolded = _build_both(context, monkeypatch, make)
+    folded, unfolded = build_twice(make, "constant_folding")
     assert _core.plan_steps(folded) == ["matmul"]
     assert _folded_count(folded) == 6  # mul, transpose, reshape, split, concat, reshape
     x = rng.standard_normal((2, 6)).astype(np.float32)
@@ -67,7 +58,7 @@ def test_chains_views_and_multi_output_nodes_fold(context, monkeypatch):
 
 
 @pytest.mark.parametrize("data_type", ["float32", "float16", "int32", "int64", "uint8"])
-def test_folded_elementwise_is_bit_identical(context, monkeypatch, data_type):
+def test_folded_elementwise_is_bit_identical(context, build_twice, data_type):
     rng = np.random.default_rng(3)
     dtype = webnn.numpy_dtype(data_type)
     a = (rng.uniform(10, 50, size=(3, 5))).astype(dtype)
@@ -78,7 +69,7 @@ def test_folded_elementwise_is_bit_identical(context, monkeypatch, data_type):
         c = builder.div(builder.sub(builder.constant(a), builder.constant(b)), builder.constant(b))
         return builder.build({"y": builder.add(x, builder.mul(c, c))})
 
-    folded, unfolded = _build_both(context, monkeypatch, make)
+    folded, unfolded = build_twice(make, "constant_folding")
     assert _core.plan_steps(folded) == ["add"]
     x = np.ones((3, 5), dtype)
     np.testing.assert_array_equal(folded.compute({"x": x})["y"], unfolded.compute({"x": x})["y"])

@@ -24,38 +24,24 @@ def _arena_bytes(graph):
     return int(re.search(r"(\d+)-byte arena", _log(graph, "memory_plan")).group(1))
 
 
-def _both(context, monkeypatch, make):
-    graph = make(webnn.MLGraphBuilder(context))
-    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "in_place")
-    plain = make(webnn.MLGraphBuilder(context))
-    monkeypatch.delenv("WEBNN_DISABLE_PASSES")
-    return graph, plain
-
-
-def _assert_same(graph, plain, feeds):
-    got, want = graph.compute(feeds), plain.compute(feeds)
-    for name in want:
-        np.testing.assert_array_equal(got[name], want[name], err_msg=name)
-
-
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
 @pytest.mark.parametrize("op", UNARY)
-def test_unary_chain_in_place(context, monkeypatch, op, dtype):
+def test_unary_chain_in_place(build_twice, same_results, op, dtype):
     x = (RNG.standard_normal((3, 70)) * 2).astype(dtype)
 
     def make(b):
         t = b.abs(b.input("x", data_type=dtype, shape=[3, 70]))  # an intermediate
         return b.build({"y": b.neg(getattr(b, op)(getattr(b, op)(t)))})
 
-    graph, plain = _both(context, monkeypatch, make)
+    graph, plain = build_twice(make, "in_place")
     assert _log(graph, "in_place").startswith("2 ")  # neg writes the graph output directly
     assert _arena_bytes(graph) < _arena_bytes(plain)
-    _assert_same(graph, plain, {"x": x})
+    same_results(graph, plain, {"x": x})
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16", "int32", "int64", "int8", "uint8"])
 @pytest.mark.parametrize("op", BINARY)
-def test_binary_in_place_over_the_full_shape_operand(context, monkeypatch, op, dtype):
+def test_binary_in_place_over_the_full_shape_operand(build_twice, same_results, op, dtype):
     if dtype not in ("float32", "float16") and op in ("div", "pow"):
         pytest.skip("integer division and power by random values")
     x = RNG.integers(1, 5, (4, 6)).astype(dtype)
@@ -67,12 +53,12 @@ def test_binary_in_place_over_the_full_shape_operand(context, monkeypatch, op, d
         u = b.max(b.input("w", data_type=dtype, shape=[6]), b.constant(dtype, 1))
         return b.build({"y": b.identity(getattr(b, op)(u, t))})  # broadcast u: the output takes t's storage
 
-    graph, plain = _both(context, monkeypatch, make)
+    graph, plain = build_twice(make, "in_place")
     assert _log(graph, "in_place").startswith("1 ")
-    _assert_same(graph, plain, {"x": x, "w": w})
+    same_results(graph, plain, {"x": x, "w": w})
 
 
-def test_clamp_and_chains_through_concat_pieces(context, monkeypatch):
+def test_clamp_and_chains_through_concat_pieces(build_twice, same_results):
     x = RNG.standard_normal((1, 4, 3)).astype(np.float32)
 
     def make(b):
@@ -82,11 +68,11 @@ def test_clamp_and_chains_through_concat_pieces(context, monkeypatch):
         p, q = b.split(b.sigmoid(y), 2, axis=1)  # pieces read in place, then written over
         return b.build({"p": b.tanh(p), "q": b.relu(q)})
 
-    graph, plain = _both(context, monkeypatch, make)
+    graph, plain = build_twice(make, "in_place")
     # mul over the concat's storage, clamp, sigmoid; tanh(p) is not the last reader of p's storage (relu(q)
     # is), and relu writes a graph output
     assert _log(graph, "in_place").startswith("3 ")
-    _assert_same(graph, plain, {"x": x})
+    same_results(graph, plain, {"x": x})
 
 
 def test_values_read_later_inputs_and_outputs_are_not_overwritten(context):

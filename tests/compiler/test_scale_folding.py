@@ -8,7 +8,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import webnn
 from webnn import _core
 
 _spec = importlib.util.spec_from_file_location("isa_sweep", Path(__file__).parents[1] / "kernels" / "isa_sweep.py")
@@ -23,14 +22,6 @@ RNG = np.random.default_rng(11)
 def _folded(graph):
     summary = dict(_core.plan_passes(graph))["scale_folding"]
     return 0 if summary.startswith("disabled") else int(summary.split()[0])
-
-
-def _both(context, monkeypatch, make):
-    folded = make(webnn.MLGraphBuilder(context))
-    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "scale_folding")
-    plain = make(webnn.MLGraphBuilder(context))
-    monkeypatch.delenv("WEBNN_DISABLE_PASSES")
-    return folded, plain
 
 
 def _bn_params(channels, dtype):
@@ -51,7 +42,7 @@ def _bn_reference(y, mean, variance, scale, bias, epsilon=1e-5):
 @pytest.mark.parametrize("input_layout", ["nchw", "nhwc"])
 @pytest.mark.parametrize("filter_layout", ["oihw", "hwio", "ohwi", "ihwo"])
 @pytest.mark.parametrize("conv_bias", [False, True])
-def test_batch_norm_folds_into_conv(context, monkeypatch, dtype, input_layout, filter_layout, conv_bias):
+def test_batch_norm_folds_into_conv(build_twice, dtype, input_layout, filter_layout, conv_bias):
     n, c, h, w, o, groups = 2, 4, 6, 5, 6, 2
     x = RNG.standard_normal((n, c, h, w)).astype(dtype)
     f = RNG.standard_normal((o, c // groups, 3, 3)).astype(dtype)
@@ -68,7 +59,7 @@ def test_batch_norm_folds_into_conv(context, monkeypatch, dtype, input_layout, f
                                   bias=b.constant(bias), axis=1 if input_layout == "nchw" else 3)
         return b.build({"z": b.relu(z)})
 
-    folded, plain = _both(context, monkeypatch, make)
+    folded, plain = build_twice(make, "scale_folding")
     assert _folded(folded) == 1 and _folded(plain) == 0
     steps = _core.plan_steps(folded)
     assert steps == (["conv2d+relu"] if dtype == "float32" else ["conv2d", "relu"])
@@ -83,7 +74,7 @@ def test_batch_norm_folds_into_conv(context, monkeypatch, dtype, input_layout, f
         np.testing.assert_allclose(out, want, rtol=tol, atol=tol * np.abs(want).max())
 
 
-def test_depthwise_conv_mul_add_chain_folds(context, monkeypatch):
+def test_depthwise_conv_mul_add_chain_folds(build_twice):
     x = RNG.standard_normal((1, 8, 7, 7)).astype(np.float32)
     f = RNG.standard_normal((8, 1, 3, 3)).astype(np.float32)
     s = RNG.uniform(0.5, 2, (1, 8, 1, 1)).astype(np.float32)
@@ -96,7 +87,7 @@ def test_depthwise_conv_mul_add_chain_folds(context, monkeypatch):
         y = b.mul(y, b.constant("float32", 0.5))  # a scalar scales every channel
         return b.build({"y": b.clamp(y, min_value=0.0, max_value=6.0)})
 
-    folded, plain = _both(context, monkeypatch, make)
+    folded, plain = build_twice(make, "scale_folding")
     assert _folded(folded) == 3
     assert _core.plan_steps(folded) == ["conv2d+clamp"]
     conv = conv_reference(x.astype(np.float64), f.astype(np.float64), None, [1, 1], [1, 1], [1, 1, 1, 1], 8)
@@ -107,7 +98,7 @@ def test_depthwise_conv_mul_add_chain_folds(context, monkeypatch):
 
 @pytest.mark.parametrize("case", ["second_reader", "graph_output", "wrong_axis", "full_shape_addend",
                                   "variable_mean", "variable_filter"])
-def test_not_folded(context, monkeypatch, case):
+def test_not_folded(build_twice, case):
     x = RNG.standard_normal((1, 4, 5, 5)).astype(np.float32)
     f = RNG.standard_normal((4, 4, 3, 3)).astype(np.float32)
     mean, variance, scale, bias = _bn_params(4, np.float32)
@@ -135,7 +126,7 @@ def test_not_folded(context, monkeypatch, case):
             outputs["y"] = y
         return b.build(outputs)
 
-    folded, plain = _both(context, monkeypatch, make)
+    folded, plain = build_twice(make, "scale_folding")
     assert _folded(folded) == 0
     feeds = {"x": x, "f": f, "mean": mean}
     names = [name for name in feeds if name in folded.input_descriptors]
