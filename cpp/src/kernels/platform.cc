@@ -3,6 +3,7 @@
 #include <webnn/webnn.h>
 
 #include "kernels/data_movement/data_movement.h"
+#include "kernels/depthwise/conv_depthwise.h"
 #include "kernels/elementwise/elementwise.h"
 #include "kernels/norm/norm.h"
 #include "kernels/pool/pool.h"
@@ -13,7 +14,8 @@ namespace webnn {
 
 KernelTable kernel_table_for(CpuIsa isa) {
   KernelTable t{CpuIsa::kRef,         f32_gemm_4x16_ref(), &elementwise_loops_ref(), &unary_loops_ref(),
-                &data_movement_loops_ref(), &reduce_loops_ref(), &norm_loops_ref(), &pool_loops_ref()};
+                &data_movement_loops_ref(), &reduce_loops_ref(), &norm_loops_ref(), &pool_loops_ref(),
+                &depthwise_loops_ref()};
 #if WEBNN_HAS_AVX2_KERNELS
   if (isa >= CpuIsa::kAvx2 && detected_isa() >= CpuIsa::kAvx2) {
     t.isa = CpuIsa::kAvx2;
@@ -24,6 +26,7 @@ KernelTable kernel_table_for(CpuIsa isa) {
     t.reduce = &reduce_loops_avx2();
     t.norm = &norm_loops_avx2();
     t.pool = &pool_loops_avx2();
+    t.depthwise = &depthwise_loops_avx2();
   }
 #endif
 #if WEBNN_HAS_AVX512_KERNELS
@@ -36,6 +39,7 @@ KernelTable kernel_table_for(CpuIsa isa) {
     t.reduce = &reduce_loops_avx512();
     t.norm = &norm_loops_avx512();
     t.pool = &pool_loops_avx512();
+    t.depthwise = &depthwise_loops_avx512();
   }
 #endif
   return t;

@@ -12,6 +12,7 @@ struct DataMovementLoops;  // kernels/data_movement/data_movement.h
 struct ReduceLoops;        // kernels/reduce/reduce.h
 struct NormLoops;          // kernels/norm/norm.h
 struct PoolLoops;          // kernels/pool/pool.h
+struct DepthwiseLoops;     // kernels/depthwise/conv_depthwise.h
 
 struct KernelTable {
   CpuIsa isa;
@@ -22,6 +23,7 @@ struct KernelTable {
   const ReduceLoops* reduce;
   const NormLoops* norm;
   const PoolLoops* pool;
+  const DepthwiseLoops* depthwise;
 };
 
 const KernelTable& kernel_table();

@@ -22,8 +22,10 @@ namespace simd {
 
 #if WEBNN_KERNEL_ISA_LEVEL >= 2
 constexpr size_t kLanes = 16;
+constexpr size_t kRegisters = 32;  // vector registers
 #else
 constexpr size_t kLanes = 8;
+constexpr size_t kRegisters = 16;
 #endif
 
 template <class T>
@@ -85,6 +87,15 @@ inline VF join(VFHalf lo, VFHalf hi) {
   const __m512 low = _mm512_maskz_insertf32x8(0xffff, _mm512_setzero_ps(), __m256(lo), 0);
   return VF(_mm512_maskz_insertf32x8(0xffff, low, __m256(hi), 1));
 }
+// Lane masks of masked loads and stores (masked-off lanes are neither read nor written; they load as 0).
+using Mask = __mmask16;
+inline Mask all_lanes() { return Mask(0xffff); }
+inline Mask first_lanes(size_t n) { return n < kLanes ? Mask((1u << n) - 1) : all_lanes(); }  // n >= 1
+inline VF load(const float* p, Mask m) { return VF(_mm512_maskz_loadu_ps(m, p)); }
+inline void store(float* p, VF v, Mask m) { _mm512_mask_storeu_ps(p, m, __m512(v)); }
+inline VF load_aligned(const float* p) { return VF(_mm512_load_ps(p)); }  // 64-byte aligned p
+// v clamped to [lo, hi]; the operand order keeps NaN.
+inline VF clamp(VF v, VF lo, VF hi) { return VF(_mm512_min_ps(__m512(hi), _mm512_max_ps(__m512(lo), __m512(v)))); }
 inline VI widen_u8(const uint8_t* p) {
   return VI(_mm512_maskz_cvtepu8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
@@ -112,6 +123,15 @@ inline bool any(VI mask) { return _mm256_movemask_ps(_mm256_castsi256_ps(__m256i
 inline VFHalf low_half(VF v) { return VFHalf(_mm256_castps256_ps128(__m256(v))); }
 inline VFHalf high_half(VF v) { return VFHalf(_mm256_extractf128_ps(__m256(v), 1)); }
 inline VF join(VFHalf lo, VFHalf hi) { return VF(_mm256_set_m128(__m128(hi), __m128(lo))); }
+using Mask = __m256i;
+inline Mask all_lanes() { return _mm256_set1_epi32(-1); }
+inline Mask first_lanes(size_t n) {
+  return _mm256_cmpgt_epi32(_mm256_set1_epi32(int(n)), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+}
+inline VF load(const float* p, Mask m) { return VF(_mm256_maskload_ps(p, m)); }
+inline void store(float* p, VF v, Mask m) { _mm256_maskstore_ps(p, m, __m256(v)); }
+inline VF load_aligned(const float* p) { return VF(_mm256_load_ps(p)); }  // 32-byte aligned p
+inline VF clamp(VF v, VF lo, VF hi) { return VF(_mm256_min_ps(__m256(hi), _mm256_max_ps(__m256(lo), __m256(v)))); }
 inline VI widen_u8(const uint8_t* p) {
   return VI(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }

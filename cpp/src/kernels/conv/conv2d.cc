@@ -304,21 +304,7 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
 Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filter_constant,
                           const void* bias_constant) {
   // NCHW k x k convolutions run through the NHWC path (see the kernel below).
-  if (is_depthwise(p)) {
-    if (!p.has_residual) return make_depthwise_conv2d_kernel(type, p, filter_constant, bias_constant);
-    // The depthwise kernel has no residual input: add it, then clamp, after.
-    Conv2dParams plain = p;
-    plain.has_residual = false;
-    plain.activation_min = -std::numeric_limits<float>::infinity();
-    plain.activation_max = std::numeric_limits<float>::infinity();
-    Kernel depthwise = make_depthwise_conv2d_kernel(type, plain, filter_constant, bias_constant);
-    const size_t count = p.batch * p.out_h * p.out_w * p.out_channels;
-    return [=](const KernelArgs& args) {
-      depthwise(args);
-      add_and_clamp(static_cast<float*>(args.outputs[0]), static_cast<const float*>(args.inputs[p.has_bias ? 3 : 2]),
-                    count, p.activation_min, p.activation_max, args.pool);
-    };
-  }
+  if (is_depthwise(p)) return make_depthwise_conv2d_kernel(type, p, filter_constant, bias_constant);
   std::shared_ptr<PreparedFilter> constant;
   if (filter_constant && (!p.has_bias || bias_constant))
     constant = prepare_filter(p, type, filter_constant, p.has_bias ? bias_constant : nullptr);

@@ -28,6 +28,7 @@ struct DepthwiseWeights {
 
 struct DepthwiseState {
   DepthwisePlan plan;
+  const DepthwiseLoops* loops;
   std::vector<size_t> tap_offsets;
   std::shared_ptr<const DepthwiseWeights> constant;  // null for a dynamic filter or bias
 };
@@ -52,8 +53,9 @@ std::shared_ptr<const DepthwiseWeights> prepare_weights(const Conv2dParams& p, c
   return prepared;
 }
 
-std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p) {
+std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p, const DepthwiseLoops& loops) {
   auto state = std::make_shared<DepthwiseState>();
+  state->loops = &loops;
   DepthwisePlan& g = state->plan;
   g.batch = p.batch;
   g.channels = p.out_channels;
@@ -72,8 +74,7 @@ std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p) {
   g.activation_min = p.activation_min;
   g.activation_max = p.activation_max;
   g.nhwc = p.nhwc;
-  const CpuIsa isa = kernel_table().isa;
-  g.lanes = isa == CpuIsa::kAvx512 && p.out_w > 8 ? 16 : isa == CpuIsa::kRef ? 1 : 8;
+  g.lanes = p.out_w > loops.narrow_lanes ? loops.lanes : loops.narrow_lanes;
   g.phase_len = round_up(round_up(p.out_w, g.lanes) + (p.kernel_w - 1) * p.dilation_w / p.stride_w, g.lanes);
   // Bands of output rows whose scratch rows fit the budget, evened out over the plane.
   const size_t rows_fit = std::max<size_t>(1, kScratchBudget / g.row_pitch());
@@ -93,30 +94,25 @@ std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p) {
   return state;
 }
 
-void run_depthwise(const DepthwisePlan& plan, const DepthwiseWeights& w, const float* in, float* out,
-                   ThreadPool* pool) {
-  auto items = ref::depthwise_items;
-#if WEBNN_HAS_AVX512_KERNELS
-  if (kernel_table().isa == CpuIsa::kAvx512) items = avx512::depthwise_items;
-#endif
-#if WEBNN_HAS_AVX2_KERNELS
-  if (kernel_table().isa == CpuIsa::kAvx2) items = avx2::depthwise_items;
-#endif
+void run_depthwise(const DepthwiseState& state, const DepthwiseWeights& w, const float* in, float* out,
+                   const float* residual, ThreadPool* pool) {
+  const DepthwisePlan& plan = state.plan;
+  const DepthwiseItemsFn items = state.loops->f32_items;
   const size_t scratch_floats = plan.scratch_floats();
   pool->parallel_for(plan.work_items(), 1, [&](size_t begin, size_t end) {
     thread_local std::vector<float> scratch;
     scratch.resize(scratch_floats + kMaxLanes);
     const size_t misalignment = reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float) % kMaxLanes;
     float* aligned = scratch.data() + (misalignment ? kMaxLanes - misalignment : 0);
-    items(plan, w.weights.data(), w.bias.data(), in, out, begin, end, aligned);
+    items(plan, w.weights.data(), w.bias.data(), in, out, residual, begin, end, aligned);
   });
 }
 
 }  // namespace
 
 Kernel make_depthwise_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filter_constant,
-                                    const void* bias_constant) {
-  std::shared_ptr<DepthwiseState> state = make_state(p);
+                                    const void* bias_constant, const DepthwiseLoops* loops) {
+  std::shared_ptr<DepthwiseState> state = make_state(p, loops ? *loops : *kernel_table().depthwise);
   if (filter_constant && (!p.has_bias || bias_constant))
     state->constant = prepare_weights(p, state->plan, type, filter_constant, p.has_bias ? bias_constant : nullptr);
   const bool f32 = type == DataType::kFloat32;
@@ -129,13 +125,19 @@ Kernel make_depthwise_conv2d_kernel(DataType type, const Conv2dParams& p, const 
                         : prepare_weights(p, plan, type, args.inputs[1], p.has_bias ? args.inputs[2] : nullptr);
     const float* in = static_cast<const float*>(args.inputs[0]);
     float* out = static_cast<float*>(args.outputs[0]);
-    if (f32) return run_depthwise(plan, *weights, in, out, args.pool);
+    const void* residual = p.has_residual ? args.inputs[p.has_bias ? 3 : 2] : nullptr;
+    if (f32) return run_depthwise(*state, *weights, in, out, static_cast<const float*>(residual), args.pool);
     // float16 computes in float32: convert on the way in and out.
-    thread_local std::vector<float> in_buffer, out_buffer;
+    thread_local std::vector<float> in_buffer, out_buffer, residual_buffer;
     in_buffer.resize(in_count);
     for (size_t i = 0; i < in_count; ++i) in_buffer[i] = load_float(args.inputs[0], type, i);
     out_buffer.resize(out_count);
-    run_depthwise(plan, *weights, in_buffer.data(), out_buffer.data(), args.pool);
+    if (residual) {
+      residual_buffer.resize(out_count);
+      for (size_t i = 0; i < out_count; ++i) residual_buffer[i] = load_float(residual, type, i);
+    }
+    run_depthwise(*state, *weights, in_buffer.data(), out_buffer.data(), residual ? residual_buffer.data() : nullptr,
+                  args.pool);
     float16* h = static_cast<float16*>(args.outputs[0]);
     for (size_t i = 0; i < out_count; ++i) h[i].bits = float_to_half(out_buffer[i]);
   };

@@ -8,8 +8,9 @@
 // pixels clipped against the input borders.
 //
 // The loops live in conv_depthwise_impl.h, compiled once per ISA level (the _ref/_avx2/_avx512
-// files); they use no std containers or std::function, so no inline library code is ever emitted
-// with AVX flags.
+// files) and picked through the kernel table (platform.h); they use no std containers or
+// std::function, so no inline library code is ever emitted with AVX flags. Each tile ends like a
+// GEMM tile: bias (the accumulators' start), a residual addend, then the clamp.
 #pragma once
 #include <cstddef>
 
@@ -17,10 +18,13 @@
 
 namespace webnn {
 
+struct DepthwiseLoops;
+
 // The conv2d kernel for depthwise convolutions (groups = C = O), float32 or float16 (computed in
-// float32). A constant filter (and bias) is reordered once.
+// float32); inputs: input, filter[, bias][, residual]. A constant filter (and bias) is reordered
+// once. `loops`: a level's loops (null: the active level's).
 Kernel make_depthwise_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filter_constant,
-                                    const void* bias_constant);
+                                    const void* bias_constant, const DepthwiseLoops* loops = nullptr);
 
 // One depthwise convolution's shape and work split, fixed at kernel creation.
 struct DepthwisePlan {
@@ -46,13 +50,19 @@ struct DepthwisePlan {
 };
 
 // Work items [begin, end) of the plan. Weights: NCHW [C][kH * kW]; NHWC [kH * kW][channel_stride].
-// bias: C (NCHW) or channel_stride (NHWC) values, zeros without a bias. scratch: 64-byte aligned,
-// plan.scratch_floats() floats.
-#define WEBNN_DEPTHWISE_ITEMS_DECL                                                                \
-  void depthwise_items(const DepthwisePlan& plan, const float* weights, const float* bias, const float* in, \
-                       float* out, size_t begin, size_t end, float* scratch)
-namespace ref { WEBNN_DEPTHWISE_ITEMS_DECL; }
-namespace avx2 { WEBNN_DEPTHWISE_ITEMS_DECL; }
-namespace avx512 { WEBNN_DEPTHWISE_ITEMS_DECL; }
+// bias: C (NCHW) or channel_stride (NHWC) values, zeros without a bias. residual: null, or an
+// addend of the output's shape and layout. scratch: 64-byte aligned, plan.scratch_floats() floats.
+using DepthwiseItemsFn = void (*)(const DepthwisePlan& plan, const float* weights, const float* bias, const float* in,
+                                  float* out, const float* residual, size_t begin, size_t end, float* scratch);
+
+// One ISA level's depthwise loops. NCHW vectors are `lanes` floats wide, `narrow_lanes` for planes
+// at most narrow_lanes columns wide.
+struct DepthwiseLoops {
+  DepthwiseItemsFn f32_items;
+  size_t lanes, narrow_lanes;
+};
+const DepthwiseLoops& depthwise_loops_ref();
+const DepthwiseLoops& depthwise_loops_avx2();    // x86-64 only
+const DepthwiseLoops& depthwise_loops_avx512();  // x86-64 only
 
 }  // namespace webnn

@@ -7,6 +7,7 @@
 // kLanes > 1) shift_down<n>(a, b), 0 < n < kLanes: lanes n .. n + kLanes - 1 of that run;
 // kRegisters, the vector register count; and with kPermute2: Index, load_index(int32_t[kLanes]),
 // mask_bits(bits) and permute2(a, index, b, mask): lane j = run[index[j]] where mask, else 0.
+// T supports + (GCC / Clang vector extensions, or float).
 
 namespace {
 
@@ -29,6 +30,27 @@ inline void valid_taps(ptrdiff_t base, size_t dilation, size_t k, size_t extent,
   end = last < 0 ? 0 : std::min(k, size_t(last / d) + 1);
   if (first > end) first = end;
 }
+
+// What a finished tile gets after its bias (the accumulators' start value), like the GEMM epilogue:
+// the residual addend, then the clamp. Passed by value, so it stays in registers.
+template <class V>
+struct OutputEpilogue {
+  typename V::T lo, hi;
+  const float* residual;  // null, or the addend of the output element at out[i] at residual[i]
+  const float* out;
+
+  OutputEpilogue(const DepthwisePlan& g, const float* residual_, const float* out_)
+      : lo(V::splat(g.activation_min)), hi(V::splat(g.activation_max)), residual(residual_), out(out_) {}
+  // Stores the finished acc at dst (with a mask: those lanes only).
+  __attribute__((always_inline)) void store(float* dst, typename V::T acc) const {
+    if (residual) acc = acc + V::load(residual + (dst - out));
+    V::store(dst, V::clamp(acc, lo, hi));
+  }
+  __attribute__((always_inline)) void store(float* dst, typename V::T acc, typename V::Mask mask) const {
+    if (residual) acc = acc + V::load(residual + (dst - out), mask);
+    V::store(dst, V::clamp(acc, lo, hi), mask);
+  }
+};
 
 // ---------------------------------------------------------------- NCHW
 
@@ -85,17 +107,17 @@ void fill_scratch_row(const DepthwisePlan& g, const float* src, float* __restric
   }
 }
 
-// Stores kRows output rows of a tile, clamped; columns < kLanes: a masked store.
+// Stores kRows output rows of a tile through the epilogue; columns < kLanes: a masked store.
 template <class V, size_t kRows>
-inline void store_nchw_rows(const typename V::T* acc, typename V::T lo, typename V::T hi, float* dst, size_t dst_step,
+inline void store_nchw_rows(const typename V::T* acc, OutputEpilogue<V> ep, float* dst, size_t dst_step,
                             size_t columns) {
   if (columns >= V::kLanes) {
 #pragma GCC unroll 8
-    for (size_t r = 0; r < kRows; ++r) V::store(dst + r * dst_step, V::clamp(acc[r], lo, hi));
+    for (size_t r = 0; r < kRows; ++r) ep.store(dst + r * dst_step, acc[r]);
   } else {
     const typename V::Mask mask = V::first(columns);
 #pragma GCC unroll 8
-    for (size_t r = 0; r < kRows; ++r) V::store(dst + r * dst_step, V::clamp(acc[r], lo, hi), mask);
+    for (size_t r = 0; r < kRows; ++r) ep.store(dst + r * dst_step, acc[r], mask);
   }
 }
 
@@ -103,7 +125,7 @@ inline void store_nchw_rows(const typename V::T* acc, typename V::T lo, typename
 // columns the valid output columns.
 template <class V, size_t kRows>
 inline void f32_dwconv_nchw_scratch_tile(const float* src, size_t row_step, const size_t* tap_offsets, size_t taps,
-                                 const float* w, typename V::T bias, typename V::T lo, typename V::T hi,
+                                 const float* w, typename V::T bias, OutputEpilogue<V> ep,
                                  float* dst, size_t dst_step, size_t columns) {
   using T = typename V::T;
   const float* rows[kRows];
@@ -119,26 +141,26 @@ inline void f32_dwconv_nchw_scratch_tile(const float* src, size_t row_step, cons
 #pragma GCC unroll 8
     for (size_t r = 0; r < kRows; ++r) acc[r] = V::fma(V::load(rows[r] + offset), wt, acc[r]);
   }
-  store_nchw_rows<V, kRows>(acc, lo, hi, dst, dst_step, columns);
+  store_nchw_rows<V, kRows>(acc, ep, dst, dst_step, columns);
 }
 
 // Output rows [oy0, oy1) of one plane, any filter, through a scratch band.
 template <class V>
 void f32_dwconv_nchw_scratch_band(const DepthwisePlan& g, const float* w, float bias, const float* plane, float* out_plane,
-                          size_t oy0, size_t oy1, float* scratch) {
+                          size_t oy0, size_t oy1, float* scratch, OutputEpilogue<V> ep) {
   const size_t pitch = g.row_pitch(), rows = (oy1 - oy0 - 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h + 1;
   for (size_t i = 0; i < rows; ++i) {
     const ptrdiff_t y = ptrdiff_t(oy0 * g.stride_h + i) - ptrdiff_t(g.pad_top);
     fill_scratch_row<V>(g, y >= 0 && y < ptrdiff_t(g.in_h) ? plane + size_t(y) * g.in_w : nullptr, scratch + i * pitch);
   }
-  const typename V::T b = V::splat(bias), lo = V::splat(g.activation_min), hi = V::splat(g.activation_max);
+  const typename V::T b = V::splat(bias);
   const size_t taps = g.kernel_h * g.kernel_w, row_step = g.stride_h * pitch, OW = g.out_w;
   for (size_t oy = oy0; oy < oy1; oy += kMaxTileRows) {
     with_count<kMaxTileRows>(std::min(kMaxTileRows, oy1 - oy), [&](auto tile_rows) {
       const float* src = scratch + (oy - oy0) * row_step;
       float* dst = out_plane + oy * OW;
       for (size_t ox = 0; ox < OW; ox += V::kLanes)
-        f32_dwconv_nchw_scratch_tile<V, tile_rows()>(src + ox, row_step, g.tap_offsets, taps, w, b, lo, hi, dst + ox, OW,
+        f32_dwconv_nchw_scratch_tile<V, tile_rows()>(src + ox, row_step, g.tap_offsets, taps, w, b, ep, dst + ox, OW,
                                              OW - ox);
     });
   }
@@ -297,8 +319,8 @@ template <class V> __attribute__((always_inline)) inline typename V::T weight_ve
 template <class V, size_t kRows, size_t kCols, size_t kKH, size_t kKW, size_t kSH, class Taps, class Wt = float>
 __attribute__((always_inline)) inline void f32_dwconv_nchw_tile(const float* plane, size_t height, size_t width,
                                                                 ptrdiff_t y0, const Taps& taps, const Wt* w,
-                                                                typename V::T bias, typename V::T lo,
-                                                                typename V::T hi, float* dst, size_t dst_step,
+                                                                typename V::T bias, OutputEpilogue<V> ep,
+                                                                float* dst, size_t dst_step,
                                                                 size_t columns) {
   using T = typename V::T;
   T acc[kCols][kRows];
@@ -321,7 +343,7 @@ __attribute__((always_inline)) inline void f32_dwconv_nchw_tile(const float* pla
     });
   });
   static_for<kCols>([&](auto c) __attribute__((always_inline)) {
-    store_nchw_rows<V, kRows>(acc[c], lo, hi, dst + c * V::kLanes, dst_step, columns - c * V::kLanes);
+    store_nchw_rows<V, kRows>(acc[c], ep, dst + c * V::kLanes, dst_step, columns - c * V::kLanes);
   });
 }
 
@@ -330,9 +352,9 @@ __attribute__((always_inline)) inline void f32_dwconv_nchw_tile(const float* pla
 template <class V, size_t kRows, size_t kCols, size_t kKH, size_t kKW, size_t kSH, class Taps, class Wt>
 __attribute__((noinline)) void f32_dwconv_nchw_tile_call(const float* plane, size_t height, size_t width, ptrdiff_t y0,
                                                          const Taps& taps, const Wt* w, typename V::T bias,
-                                                         typename V::T lo, typename V::T hi, float* dst,
+                                                         OutputEpilogue<V> ep, float* dst,
                                                          size_t dst_step, size_t columns) {
-  f32_dwconv_nchw_tile<V, kRows, kCols, kKH, kKW, kSH>(plane, height, width, y0, taps, w, bias, lo, hi, dst, dst_step,
+  f32_dwconv_nchw_tile<V, kRows, kCols, kKH, kKW, kSH>(plane, height, width, y0, taps, w, bias, ep, dst, dst_step,
                                                        columns);
 }
 
@@ -341,7 +363,7 @@ __attribute__((noinline)) void f32_dwconv_nchw_tile_call(const float* plane, siz
 // fit, at stride 1 only inside the rows (there the edge loads crowd the registers), else one.
 template <class V, size_t kRows, size_t kK, size_t kS>
 void f32_dwconv_nchw_tile_row(const DepthwisePlan& g, const float* plane, float* out_plane, size_t oy, const typename V::T* w,
-                              typename V::T bias, typename V::T lo, typename V::T hi) {
+                              typename V::T bias, OutputEpilogue<V> ep) {
   constexpr size_t L = V::kLanes, vectors = kRowVectors<kK, kS>;  // each further column vector adds kS
   const size_t OW = g.out_w, H = g.in_h, W = g.in_w;
   const ptrdiff_t y0 = ptrdiff_t(oy * kS) - ptrdiff_t(g.pad_top);
@@ -350,9 +372,9 @@ void f32_dwconv_nchw_tile_row(const DepthwisePlan& g, const float* plane, float*
     float* dst = out_plane + oy * OW + ox;
     const auto tile = [&](auto cols, const auto& taps) __attribute__((always_inline)) {
       if constexpr (kS == 1)
-        f32_dwconv_nchw_tile<V, kRows, cols(), kK, kK, kS>(plane, H, W, y0, taps, w, bias, lo, hi, dst, OW, OW - ox);
+        f32_dwconv_nchw_tile<V, kRows, cols(), kK, kK, kS>(plane, H, W, y0, taps, w, bias, ep, dst, OW, OW - ox);
       else
-        f32_dwconv_nchw_tile_call<V, kRows, cols(), kK, kK, kS>(plane, H, W, y0, taps, w, bias, lo, hi, dst, OW, OW - ox);
+        f32_dwconv_nchw_tile_call<V, kRows, cols(), kK, kK, kS>(plane, H, W, y0, taps, w, bias, ep, dst, OW, OW - ox);
       ox += cols * L;
     };
     const std::integral_constant<size_t, 1> one;
@@ -369,8 +391,7 @@ void f32_dwconv_nchw_tile_row(const DepthwisePlan& g, const float* plane, float*
 // A kK x kK filter with strides kS x kS, no dilation, pad_left < kLanes, straight from the input.
 template <class V, size_t kK, size_t kS>
 void f32_dwconv_nchw_fixed(const DepthwisePlan& g, const float* weights, const float* bias, const float* in,
-                           float* out, size_t begin, size_t end) {
-  const typename V::T lo = V::splat(g.activation_min), hi = V::splat(g.activation_max);
+                           float* out, size_t begin, size_t end, OutputEpilogue<V> ep) {
   const size_t OW = g.out_w, H = g.in_h, W = g.in_w;
   // Runs fn(oy, rows) over the row tiles of [oy0, oy1), rows a std::integral_constant.
   const auto row_tiles = [](size_t oy0, size_t oy1, const auto& fn) {
@@ -386,7 +407,7 @@ void f32_dwconv_nchw_fixed(const DepthwisePlan& g, const float* weights, const f
         const typename V::T b = V::splat(bias[c]);
         row_tiles(oy0, oy1, [&](size_t oy, auto rows) {
           f32_dwconv_nchw_tile<V, rows(), 1, kK, kK, kS>(plane, H, W, ptrdiff_t(oy * kS) - ptrdiff_t(g.pad_top), taps,
-                                                        w, b, lo, hi, out_plane + oy * OW, OW, OW);
+                                                        w, b, ep, out_plane + oy * OW, OW, OW);
         });
       });
     }
@@ -396,26 +417,27 @@ void f32_dwconv_nchw_fixed(const DepthwisePlan& g, const float* weights, const f
     for (size_t t = 0; t < kK * kK; ++t) w[t] = V::splat(weights[c * kK * kK + t]);
     const typename V::T b = V::splat(bias[c]);
     row_tiles(oy0, oy1, [&](size_t oy, auto rows) {
-      f32_dwconv_nchw_tile_row<V, rows(), kK, kS>(g, plane, out_plane, oy, w, b, lo, hi);
+      f32_dwconv_nchw_tile_row<V, rows(), kK, kS>(g, plane, out_plane, oy, w, b, ep);
     });
   });
 }
 
 template <class V>
 void f32_dwconv_nchw(const DepthwisePlan& g, const float* weights, const float* bias, const float* in, float* out,
-                     size_t begin, size_t end, float* scratch) {
+                     const float* residual, size_t begin, size_t end, float* scratch) {
+  const OutputEpilogue<V> ep(g, residual, out);
   if constexpr (V::kLanes >= 8) {
     const size_t k = g.kernel_h, s = g.stride_h;
     if (g.dilation_h == 1 && g.dilation_w == 1 && k == g.kernel_w && s == g.stride_w && g.pad_left < V::kLanes) {
-      if (k == 3 && s == 1) return f32_dwconv_nchw_fixed<V, 3, 1>(g, weights, bias, in, out, begin, end);
-      if (k == 3 && s == 2) return f32_dwconv_nchw_fixed<V, 3, 2>(g, weights, bias, in, out, begin, end);
-      if (k == 5 && s == 1) return f32_dwconv_nchw_fixed<V, 5, 1>(g, weights, bias, in, out, begin, end);
-      if (k == 5 && s == 2) return f32_dwconv_nchw_fixed<V, 5, 2>(g, weights, bias, in, out, begin, end);
+      if (k == 3 && s == 1) return f32_dwconv_nchw_fixed<V, 3, 1>(g, weights, bias, in, out, begin, end, ep);
+      if (k == 3 && s == 2) return f32_dwconv_nchw_fixed<V, 3, 2>(g, weights, bias, in, out, begin, end, ep);
+      if (k == 5 && s == 1) return f32_dwconv_nchw_fixed<V, 5, 1>(g, weights, bias, in, out, begin, end, ep);
+      if (k == 5 && s == 2) return f32_dwconv_nchw_fixed<V, 5, 2>(g, weights, bias, in, out, begin, end, ep);
     }
   }
   const size_t taps = g.kernel_h * g.kernel_w;
   for_each_band(g, in, out, begin, end, [&](size_t c, const float* plane, float* out_plane, size_t oy0, size_t oy1) {
-    f32_dwconv_nchw_scratch_band<V>(g, weights + c * taps, bias[c], plane, out_plane, oy0, oy1, scratch);
+    f32_dwconv_nchw_scratch_band<V>(g, weights + c * taps, bias[c], plane, out_plane, oy0, oy1, scratch, ep);
   });
 }
 
@@ -427,7 +449,7 @@ void f32_dwconv_nchw(const DepthwisePlan& g, const float* weights, const float* 
 template <class V, size_t kPixels, bool kMasked>
 inline void f32_dwconv_nhwc_tile(const float* src, size_t pixel_step, size_t kh_count, size_t row_step,
                                  size_t kw_count, size_t col_step, const float* w, size_t w_row_step,
-                                 size_t w_col_step, typename V::T bias, typename V::T lo, typename V::T hi,
+                                 size_t w_col_step, typename V::T bias, OutputEpilogue<V> ep,
                                  float* dst, size_t dst_step, typename V::Mask mask) {
   using T = typename V::T;
   T acc[kPixels];
@@ -446,15 +468,15 @@ inline void f32_dwconv_nhwc_tile(const float* src, size_t pixel_step, size_t kh_
   }
 #pragma GCC unroll 8
   for (size_t i = 0; i < kPixels; ++i) {
-    if constexpr (kMasked) V::store(dst + i * dst_step, V::clamp(acc[i], lo, hi), mask);
-    else V::store(dst + i * dst_step, V::clamp(acc[i], lo, hi));
+    if constexpr (kMasked) ep.store(dst + i * dst_step, acc[i], mask);
+    else ep.store(dst + i * dst_step, acc[i]);
   }
 }
 
 // Output row oy of image n, channels [c0, c1).
 template <class V, bool kMasked>
 void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const float* bias, const float* image,
-                         float* dst_row, size_t oy, size_t c0, size_t c1) {
+                         float* dst_row, size_t oy, size_t c0, size_t c1, OutputEpilogue<V> ep) {
   const size_t C = g.channels, W = g.in_w, OW = g.out_w, KW = g.kernel_w, sw = g.stride_w, dw = g.dilation_w;
   const size_t pixel_step = sw * C, col_step = dw * C, row_step = g.dilation_h * W * C, w_col_step = g.channel_stride;
   const size_t w_row_step = KW * w_col_step;
@@ -465,7 +487,6 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
   const size_t ox_lo = std::min(OW, (g.pad_left + sw - 1) / sw);
   const ptrdiff_t last = ptrdiff_t(W - 1 + g.pad_left) - ptrdiff_t((KW - 1) * dw);
   const size_t ox_hi = std::max(ox_lo, last < 0 ? 0 : std::min(OW, size_t(last) / sw + 1));
-  const typename V::T lo = V::splat(g.activation_min), hi = V::splat(g.activation_max);
   for (size_t c = c0; c < c1; c += V::kLanes) {
     const typename V::Mask mask = V::first(c1 - c);
     const typename V::T b = V::load(bias + c);
@@ -477,13 +498,13 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
       valid_taps(ptrdiff_t(ox * sw) - ptrdiff_t(g.pad_left), dw, KW, W, kw0, kw1);
       const float* src = rows + (kw1 > kw0 ? (ox * sw + kw0 * dw - g.pad_left) * C : 0) + c;
       f32_dwconv_nhwc_tile<V, 1, kMasked>(src, pixel_step, kh1 - kh0, row_step, kw1 - kw0, col_step, w + kw0 * w_col_step,
-                                          w_row_step, w_col_step, b, lo, hi, dst_row + ox * C + c, C, mask);
+                                          w_row_step, w_col_step, b, ep, dst_row + ox * C + c, C, mask);
     }
     for (size_t ox = ox_lo; ox < ox_hi; ox += kMaxTilePixels) {
       with_count<kMaxTilePixels>(std::min(kMaxTilePixels, ox_hi - ox), [&](auto pixels) {
         const float* src = rows + (ox * sw - g.pad_left) * C + c;
         f32_dwconv_nhwc_tile<V, pixels(), kMasked>(src, pixel_step, kh1 - kh0, row_step, KW, col_step, w, w_row_step,
-                                                   w_col_step, b, lo, hi, dst_row + ox * C + c, C, mask);
+                                                   w_col_step, b, ep, dst_row + ox * C + c, C, mask);
       });
     }
   }
@@ -491,7 +512,8 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
 
 template <class V>
 void f32_dwconv_nhwc(const DepthwisePlan& g, const float* weights, const float* bias, const float* in, float* out,
-                     size_t begin, size_t end) {
+                     const float* residual, size_t begin, size_t end) {
+  const OutputEpilogue<V> ep(g, residual, out);
   const size_t blocks = g.channel_blocks(), C = g.channels;
   for (size_t item = begin; item < end; ++item) {
     const size_t row = item / blocks, n = row / g.out_h, oy = row % g.out_h;
@@ -499,8 +521,8 @@ void f32_dwconv_nhwc(const DepthwisePlan& g, const float* weights, const float* 
     const size_t full = c0 + (c1 - c0) / V::kLanes * V::kLanes;
     const float* image = in + n * g.in_h * g.in_w * C;
     float* dst_row = out + row * g.out_w * C;
-    if (full > c0) f32_dwconv_nhwc_row<V, false>(g, weights, bias, image, dst_row, oy, c0, full);
-    if (c1 > full) f32_dwconv_nhwc_row<V, true>(g, weights, bias, image, dst_row, oy, full, c1);
+    if (full > c0) f32_dwconv_nhwc_row<V, false>(g, weights, bias, image, dst_row, oy, c0, full, ep);
+    if (c1 > full) f32_dwconv_nhwc_row<V, true>(g, weights, bias, image, dst_row, oy, full, c1, ep);
   }
 }
 

@@ -43,10 +43,17 @@ struct F32x1 {
 
 #include "kernels/depthwise/conv_depthwise_impl.h"
 
-WEBNN_DEPTHWISE_ITEMS_DECL {
-  if (plan.nhwc) f32_dwconv_nhwc<F32x1>(plan, weights, bias, in, out, begin, end);
-  else f32_dwconv_nchw<F32x1>(plan, weights, bias, in, out, begin, end, scratch);
+void f32_dwconv_items(const DepthwisePlan& plan, const float* weights, const float* bias, const float* in,
+                      float* out, const float* residual, size_t begin, size_t end, float* scratch) {
+  if (plan.nhwc) f32_dwconv_nhwc<F32x1>(plan, weights, bias, in, out, residual, begin, end);
+  else f32_dwconv_nchw<F32x1>(plan, weights, bias, in, out, residual, begin, end, scratch);
 }
 
 }  // namespace ref
+
+const DepthwiseLoops& depthwise_loops_ref() {
+  static const DepthwiseLoops loops{ref::f32_dwconv_items, 1, 1};
+  return loops;
+}
+
 }  // namespace webnn

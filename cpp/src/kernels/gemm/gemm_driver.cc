@@ -73,6 +73,59 @@ const GemmTileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, 
   return &out;
 }
 
+// The blocked GEMM, one loop nest for either operand packed ahead: the `fixed` operand is already
+// in panels (A's MR-row panels, or B's NR-column panels), the `streamed` one is packed a cache
+// block at a time by pack(k0, kc, x0, count, dst). tile(fixed panel, streamed offset, streamed
+// panel, k0, kc) runs the microkernel on one tile.
+struct BlockedGemm {
+  size_t K;
+  size_t fixed_panels;
+  size_t streamed_extent, streamed_width;  // M and MR, or N and NR
+  size_t block_target;                     // streamed elements per block that keep the packed block in L2
+  size_t scratch_slot;
+  const std::function<void(size_t k0, size_t kc, size_t x0, size_t count, float* dst)>& pack;
+};
+
+template <class Tile>
+void gemm_blocked(const BlockedGemm& g, size_t threads, ThreadPool* pool, const Tile& tile) {
+  const size_t K = g.K, width = g.streamed_width, extent = g.streamed_extent;
+  const size_t streamed_panels = (extent + width - 1) / width;
+  // Streamed [x0, x0 + count) (packed at block) against fixed panels [p_begin, p_end).
+  auto multiply_block = [&](const float* block, size_t x0, size_t count, size_t k0, size_t kc, size_t p_begin,
+                            size_t p_end) {
+    for (size_t p = p_begin; p < p_end; ++p)
+      for (size_t j0 = 0; j0 < count; j0 += width) tile(p, x0 + j0, block + j0 * kc, k0, kc);
+  };
+  if (threads > 1 && streamed_panels < 4 * threads) {
+    // A thin streamed operand: pack all of it once (in parallel), then split the fixed panels.
+    const size_t padded = streamed_panels * width;
+    const float* packed = pack_whole(K, extent, width, pool, g.pack);
+    pool->parallel_for(g.fixed_panels, 1, [&](size_t begin, size_t end) {
+      for (size_t k0 = 0; k0 < K; k0 += kKc)
+        multiply_block(packed + k0 * padded, 0, extent, k0, std::min(kKc, K - k0), begin, end);
+    });
+    return;
+  }
+  // Blocks that fit L2; with threads, at least 4 per thread and a multiple of the threads.
+  size_t blocks = (extent + g.block_target - 1) / g.block_target;
+  if (threads > 1) blocks = std::min(streamed_panels, (std::max(blocks, 4 * threads) + threads - 1) / threads * threads);
+  const size_t block_size = ((extent + blocks - 1) / blocks + width - 1) / width * width;
+  blocks = (extent + block_size - 1) / block_size;
+  auto run_blocks = [&](size_t begin, size_t end) {
+    float* block = thread_scratch(g.scratch_slot, block_size * kKc);
+    for (size_t b = begin; b < end; ++b) {
+      const size_t x0 = b * block_size, count = std::min(block_size, extent - x0);
+      for (size_t k0 = 0; k0 < K; k0 += kKc) {
+        const size_t kc = std::min(kKc, K - k0);
+        g.pack(k0, kc, x0, count, block);
+        multiply_block(block, x0, count, k0, kc, 0, g.fixed_panels);
+      }
+    }
+  };
+  if (threads > 1 && blocks > 1) pool->parallel_for(blocks, 1, run_blocks);
+  else run_blocks(0, blocks);
+}
+
 }  // namespace
 
 size_t gemm_panel_width() { return kernel_table().gemm_f32.nr; }
@@ -131,52 +184,13 @@ void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBl
   if (A.mr != mr) throw Error(ErrorKind::kUnknownError, "internal: A was packed for another microkernel");
   if (M == 0 || N == 0) return;
   const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
-  const size_t a_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
-  // Columns [n0, n0+cols) of the packed B block at b_block, against A panels [p_begin, p_end).
-  auto multiply_block = [&](const float* b_block, size_t n0, size_t cols_in_block, size_t k0, size_t kc,
-                            size_t p_begin, size_t p_end) {
-    const bool accumulate = k0 > 0, last = k0 + kc == K;
+  const BlockedGemm g{K, (M + mr - 1) / mr, N, nr, kNcTarget, 1, pack_b};
+  gemm_blocked(g, threads, pool, [&](size_t ap, size_t n0, const float* b_panel, size_t k0, size_t kc) {
     GemmTileEpilogue ep;
-    for (size_t ap = p_begin; ap < p_end; ++ap) {
-      const float* a_panel = A.panel(ap) + k0 * mr;
-      const size_t row = ap * mr, rows = std::min(mr, M - row);
-      for (size_t j0 = 0; j0 < cols_in_block; j0 += nr) {
-        const size_t cols = std::min(nr, cols_in_block - j0);
-        const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0 + j0, ep) : nullptr;
-        uk.fn(rows, cols, kc, a_panel, b_block + j0 * kc, C + row * ldc + n0 + j0, ldc, accumulate, tile_ep);
-      }
-    }
-  };
-  if (threads > 1 && n_panels < 4 * threads) {
-    // Few columns: pack all of B once (in parallel), then split the A panels.
-    const size_t n_padded = n_panels * nr;
-    const float* packed = pack_whole(K, N, nr, pool, [&](size_t k0, size_t kc, size_t n0, size_t count, float* dst) {
-      pack_b(k0, kc, n0, count, dst);
-    });
-    pool->parallel_for(a_panels, 1, [&](size_t begin, size_t end) {
-      for (size_t k0 = 0; k0 < K; k0 += kKc)
-        multiply_block(packed + k0 * n_padded, 0, N, k0, std::min(kKc, K - k0), begin, end);
-    });
-    return;
-  }
-  // N blocks that fit L2; with threads, at least 4 per thread and a multiple of the threads.
-  size_t n_blocks = (N + kNcTarget - 1) / kNcTarget;
-  if (threads > 1) n_blocks = std::min(n_panels, (std::max(n_blocks, 4 * threads) + threads - 1) / threads * threads);
-  const size_t nc = ((N + n_blocks - 1) / n_blocks + nr - 1) / nr * nr;
-  n_blocks = (N + nc - 1) / nc;
-  auto run_blocks = [&](size_t begin, size_t end) {
-    float* b_block = thread_scratch(1, kKc * nc);
-    for (size_t nb = begin; nb < end; ++nb) {
-      const size_t n0 = nb * nc, cols_in_block = std::min(nc, N - n0);
-      for (size_t k0 = 0; k0 < K; k0 += kKc) {
-        const size_t kc = std::min(kKc, K - k0);
-        pack_b(k0, kc, n0, cols_in_block, b_block);
-        multiply_block(b_block, n0, cols_in_block, k0, kc, 0, a_panels);
-      }
-    }
-  };
-  if (threads > 1 && n_blocks > 1) pool->parallel_for(n_blocks, 1, run_blocks);
-  else run_blocks(0, n_blocks);
+    const size_t row = ap * mr, rows = std::min(mr, M - row), cols = std::min(nr, N - n0);
+    const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
+    uk.fn(rows, cols, kc, A.panel(ap) + k0 * mr, b_panel, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
+  });
 }
 
 void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, bool transposed_a, const PackedB& B,
@@ -225,52 +239,15 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a_bl
   if (B.nr != nr) throw Error(ErrorKind::kUnknownError, "internal: B was packed for another microkernel");
   if (M == 0 || N == 0) return;
   const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
-  const size_t a_panels = (M + mr - 1) / mr, n_panels = (N + nr - 1) / nr;
-  // Rows [m0, m0+rows_in_block) (packed at a_block) against B panels [p_begin, p_end).
-  auto multiply_block = [&](const float* a_block, size_t m0, size_t rows_in_block, size_t k0, size_t kc,
-                            size_t p_begin, size_t p_end) {
-    const bool accumulate = k0 > 0, last = k0 + kc == K;
+  const std::function<void(size_t, size_t, size_t, size_t, float*)> pack_a =
+      [&](size_t k0, size_t kc, size_t m0, size_t mc, float* dst) { pack_a_block(m0, mc, k0, kc, dst); };
+  const BlockedGemm g{K, (N + nr - 1) / nr, M, mr, kMcTarget, 0, pack_a};
+  gemm_blocked(g, threads, pool, [&](size_t p, size_t row, const float* a_panel, size_t k0, size_t kc) {
     GemmTileEpilogue ep;
-    for (size_t p = p_begin; p < p_end; ++p) {
-      const float* b_panel = B.panel(p) + k0 * nr;
-      const size_t n0 = p * nr, cols = std::min(nr, N - n0);
-      for (size_t r0 = 0; r0 < rows_in_block; r0 += mr) {
-        const size_t row = m0 + r0, rows = std::min(mr, M - row);
-        const GemmTileEpilogue* tile_ep = last ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
-        uk.fn(rows, cols, kc, a_block + r0 * kc, b_panel, C + row * ldc + n0, ldc, accumulate, tile_ep);
-      }
-    }
-  };
-  if (threads > 1 && a_panels < 4 * threads) {
-    // Few rows: pack all of A once (in parallel), then split the B panels.
-    const size_t m_padded = a_panels * mr;
-    const float* packed = pack_whole(K, M, mr, pool, [&](size_t k0, size_t kc, size_t m0, size_t count, float* dst) {
-      pack_a_block(m0, count, k0, kc, dst);
-    });
-    pool->parallel_for(n_panels, 1, [&](size_t begin, size_t end) {
-      for (size_t k0 = 0; k0 < K; k0 += kKc)
-        multiply_block(packed + k0 * m_padded, 0, M, k0, std::min(kKc, K - k0), begin, end);
-    });
-    return;
-  }
-  // M blocks whose packed A fits L2; with threads, at least 4 per thread and a multiple of the threads.
-  size_t m_blocks = (M + kMcTarget - 1) / kMcTarget;
-  if (threads > 1) m_blocks = std::min(a_panels, (std::max(m_blocks, 4 * threads) + threads - 1) / threads * threads);
-  const size_t mc = ((M + m_blocks - 1) / m_blocks + mr - 1) / mr * mr;
-  m_blocks = (M + mc - 1) / mc;
-  auto run_blocks = [&](size_t begin, size_t end) {
-    float* a_block = thread_scratch(0, mc * kKc);
-    for (size_t mb = begin; mb < end; ++mb) {
-      const size_t m0 = mb * mc, rows_in_block = std::min(mc, M - m0);
-      for (size_t k0 = 0; k0 < K; k0 += kKc) {
-        const size_t kc = std::min(kKc, K - k0);
-        pack_a_block(m0, rows_in_block, k0, kc, a_block);
-        multiply_block(a_block, m0, rows_in_block, k0, kc, 0, n_panels);
-      }
-    }
-  };
-  if (threads > 1 && m_blocks > 1) pool->parallel_for(m_blocks, 1, run_blocks);
-  else run_blocks(0, m_blocks);
+    const size_t n0 = p * nr, cols = std::min(nr, N - n0), rows = std::min(mr, M - row);
+    const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
+    uk.fn(rows, cols, kc, a_panel, B.panel(p) + k0 * nr, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
+  });
 }
 
 void gemm_f32(size_t M, size_t N, size_t K, const float* A, size_t lda, const float* B, size_t ldb, float* C,

@@ -1,6 +1,7 @@
 // GEMM microkernels: C[rows x cols] (+)= Apanel[kc][MR] * Bpanel[kc][NR], then the epilogue, for
 // rows <= MR and cols <= NR (edge tiles are computed in place: no wasted rows, masked columns).
-// One per ISA, picked once at start-up (platform.h).
+// One per ISA level, picked once at start-up (platform.h): the SIMD levels instantiate
+// gemm_ukernel_impl.h, the ref level is portable loops (gemm_ukernel_ref.cc).
 #pragma once
 #include <cstddef>
 
