@@ -20,3 +20,38 @@ def run(builder, outputs, inputs=None):
     """Builds ``{name: operand}`` outputs and runs them with ``{name: array}`` inputs."""
     graph = builder.build(outputs)
     return graph.compute(inputs or {})
+
+
+# ---- compiler pass tests: the same graph built with every pass and without one
+@pytest.fixture
+def build_twice(context, monkeypatch):
+    """build_twice(make, pass_name) -> (graph with every pass, graph without pass_name), each made by
+    make(builder) on a fresh builder."""
+    def build(make, pass_name):
+        graph = make(webnn.MLGraphBuilder(context))
+        monkeypatch.setenv("WEBNN_DISABLE_PASSES", pass_name)
+        plain = make(webnn.MLGraphBuilder(context))
+        monkeypatch.delenv("WEBNN_DISABLE_PASSES")
+        return graph, plain
+    return build
+
+
+@pytest.fixture
+def same_results():
+    """same_results(graph, plain, feeds) -> graph's outputs, after checking them bit-equal to plain's."""
+    def check(graph, plain, feeds):
+        got, want = graph.compute(feeds), plain.compute(feeds)
+        for name in want:
+            np.testing.assert_array_equal(got[name], want[name], err_msg=name)
+        return got
+    return check
+
+
+@pytest.fixture
+def checked_twice(build_twice, same_results):
+    """checked_twice(make, feeds, pass_name) -> (graph with every pass, its outputs), the outputs
+    checked bit-equal to those of the graph without pass_name."""
+    def run(make, feeds, pass_name):
+        graph, plain = build_twice(make, pass_name)
+        return graph, same_results(graph, plain, feeds)
+    return run
