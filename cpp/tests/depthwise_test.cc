@@ -1,7 +1,8 @@
 // Depthwise conv2d tester: every level's loops (kernel_table_for) against plain loops, NCHW and NHWC,
 // over filter sizes, strides, padding, dilations and channel counts off the lane width, with bias,
-// residual and clamp.
+// residual, clamp and a fused activation (SiLU, after the clamp).
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 #include "core/thread_pool.h"
@@ -37,7 +38,7 @@ void check(const DepthwiseLoops& loops, const char* level, const Shape& s, bool 
   p.filter_layout = "oihw";
   p.has_bias = true;
   p.has_residual = residual;
-  if (clamp) p.activation_min = -0.25f, p.activation_max = 0.25f;
+  if (clamp) p.activation_min = -0.25f, p.activation_max = 0.25f, p.activation = {true, UnaryOp::kSilu, {}};
   const size_t C = s.channels, taps = s.k * s.k, N = p.batch;
   const size_t in_count = N * C * s.h * s.w, out_count = N * C * p.out_h * p.out_w;
   const std::vector<float> in = random_floats(in_count, rng), filter = random_floats(C * taps, rng);
@@ -55,7 +56,7 @@ void check(const DepthwiseLoops& loops, const char* level, const Shape& s, bool 
                             std::to_string(s.h) + "x" + std::to_string(s.w) + " k=" + std::to_string(s.k) +
                             " stride=" + std::to_string(s.stride) + " dilation=" + std::to_string(s.dilation) +
                             " pad=" + std::to_string(s.pad) + " residual=" + std::to_string(residual) +
-                            " clamp=" + std::to_string(clamp);
+                            " clamp+silu=" + std::to_string(clamp);
   for (size_t n = 0; n < N; ++n)
     for (size_t c = 0; c < C; ++c)
       for (size_t oy = 0; oy < p.out_h; ++oy)
@@ -70,7 +71,7 @@ void check(const DepthwiseLoops& loops, const char* level, const Shape& s, bool 
             }
           const size_t o = at(n, c, oy, ox, p.out_h, p.out_w);
           if (residual) v += addend[o];
-          if (clamp) v = std::min(std::max(v, -0.25), 0.25);
+          if (clamp) v = std::min(std::max(v, -0.25), 0.25), v /= 1.0 + std::exp(-v);
           if (!near(out[o], v, 1e-5 * (taps + 2),
                     where + " at n=" + std::to_string(n) + " c=" + std::to_string(c) + " y=" + std::to_string(oy) +
                         " x=" + std::to_string(ox)))

@@ -1,6 +1,7 @@
 // GEMM tester: every level's microkernel (edge tiles, accumulate, epilogues) and GEMV against plain
 // loops, then the driver at the active level (WEBNN_CPU_ISA picks it) over M/N/K around MR/NR/KC.
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <limits>
 
@@ -111,6 +112,9 @@ void check_driver(size_t M, size_t N, size_t K, bool transposed_a, Bias bias_kin
   GemmEpilogue ep;
   if (bias_kind != Bias::kNone) ep.bias = bias.data(), ep.bias_per_row = bias_kind == Bias::kRow;
   if (with_residual) ep.residual = residual.data(), ep.residual_ld = N, ep.min = -2.0f, ep.max = 2.0f;
+  // With a bias, an activation too: SiLU after a column bias, tanh after a row bias.
+  const UnaryOp activation = bias_kind == Bias::kColumn ? UnaryOp::kSilu : UnaryOp::kTanh;
+  if (bias_kind != Bias::kNone) ep.activation = activation_loop(FusedActivation{true, activation, {}});
   std::vector<double> want(M * N);
   for (size_t i = 0; i < M; ++i)
     for (size_t j = 0; j < N; ++j) {
@@ -118,11 +122,14 @@ void check_driver(size_t M, size_t N, size_t K, bool transposed_a, Bias bias_kin
       for (size_t k = 0; k < K; ++k) v += double(transposed_a ? A[k * M + i] : A[i * K + k]) * B[k * N + j];
       if (ep.bias) v += ep.bias[ep.bias_per_row ? i : j];
       if (ep.residual) v += ep.residual[i * N + j];
-      want[i * N + j] = std::min(std::max(v, double(ep.min)), double(ep.max));
+      v = std::min(std::max(v, double(ep.min)), double(ep.max));
+      if (ep.activation) v = activation == UnaryOp::kSilu ? v / (1.0 + std::exp(-v)) : std::tanh(v);
+      want[i * N + j] = v;
     }
   const std::string shape = " M=" + std::to_string(M) + " N=" + std::to_string(N) + " K=" + std::to_string(K) +
                             " transposed_a=" + std::to_string(transposed_a) + " bias=" + std::to_string(!!ep.bias) +
                             (ep.bias_per_row ? "(row)" : "") + " residual+clamp=" + std::to_string(with_residual) +
+                            " activation=" + (ep.activation ? activation == UnaryOp::kSilu ? "silu" : "tanh" : "none") +
                             " level=" + kernel_table().gemm_f32.name;
   std::vector<float> C(M * N);
   gemm_f32_packed(M, N, K, A.data(), transposed_a ? M : K, transposed_a, pack_b_f32(K, N, B.data(), N), C.data(), N,

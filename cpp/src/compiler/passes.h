@@ -24,6 +24,9 @@ void fold_scales(CompileState& state);
 // Absorbs element-wise ops (an add, then a clamp) into the epilogue of the op producing their
 // input, as far as that op's lowering accepts (OpDef::epilogue_support).
 void fuse_epilogues(CompileState& state);
+// Lets each node whose kernel can lay out its work more than one way choose, from the active
+// kernels (OpDef::assign_layout: an NCHW conv2d's GEMM orientation).
+void assign_layouts(CompileState& state);
 // Lowers every live node (or fused group) to a kernel, in topological order: the plan's steps.
 void lower_to_kernels(CompileState& state);
 // Drops the steps of ops that only move contiguous pieces (concat, split; OpDef::pieces_layout):

@@ -24,6 +24,7 @@ const Pass kPipeline[] = {
     {"scale_folding", fold_scales, true},
     {"dead_code", remove_dead_code, false},  // what folding left unread
     {"epilogue_fusion", fuse_epilogues, true},
+    {"layout", assign_layouts, true},
     {"lowering", lower_to_kernels, false},
     {"copy_elision", elide_copies, true},
     {"in_place", run_in_place, true},

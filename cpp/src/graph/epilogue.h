@@ -1,10 +1,12 @@
 // What the compiler fuses into an op's kernel epilogue, applied while the output tile is in cache:
 // an addend (a residual of the output's shape, or a row of N values added to every output row),
-// then a clamp (relu is [0, +inf]). The epilogue fusion pass builds one per fused op; lowering
+// then a clamp (relu is [0, +inf]), then an activation (sigmoid, SiLU, hardSwish, gelu, ...). The epilogue fusion pass builds one per fused op; lowering
 // hands it to the kernel.
 #pragma once
 #include <cstdint>
 #include <limits>
+
+#include "kernels/unary/unary.h"
 
 namespace webnn {
 
@@ -14,6 +16,7 @@ enum EpilogueSupport : uint32_t {
   kEpilogueClamp = 1u << 0,
   kEpilogueResidual = 1u << 1,
   kEpilogueColumnBias = 1u << 2,
+  kEpilogueActivation = 1u << 3,
 };
 
 struct Epilogue {
@@ -21,6 +24,7 @@ struct Epilogue {
   Addend addend = Addend::kNone;  // the addend is the kernel's last input
   float clamp_min = -std::numeric_limits<float>::infinity();
   float clamp_max = std::numeric_limits<float>::infinity();
+  FusedActivation activation;
 
   bool has_residual() const { return addend == Addend::kResidual; }
   bool has_column_bias() const { return addend == Addend::kColumnBias; }
@@ -34,6 +38,8 @@ enum class EpilogueRole {
   kNone,
   kClamp,  // relu, clamp: OpDef::clamp_bounds gives the bounds
   kAdd,    // add: a residual or a column bias
+  kActivation,  // a float unary op: OpDef::fused_activation gives it
+  kMul,         // mul: x * sigmoid(x) after a sigmoid of x is SiLU
 };
 
 }  // namespace webnn

@@ -238,6 +238,12 @@ struct OpDef {
   // read before it is written: the output may take the storage of a same-shape input that is not
   // read afterwards (compiler/passes/in_place.cc).
   bool element_wise = false;
+  // Layout (compiler/passes/layout.cc): decides how this node's kernel lays out its work on the
+  // active kernels (conv2d: an NCHW convolution's GEMM orientation), in its kept attributes; returns
+  // whether it chose other than the default.
+  bool (*assign_layout)(Node& node, const std::vector<OperandInfo>& operands) = nullptr;
+  // Epilogue fusion of a kActivation op: this call as the activation a kernel applies in place.
+  FusedActivation (*fused_activation)(const OpView& op) = nullptr;
 
   const OperandLimit* limit(const std::string& operand) const;
   // The position of a parameter or option in Node::args.

@@ -2,7 +2,9 @@
 // absorbs the add when its kernel accepts the other addend: a residual (the output's shape) or a
 // column bias (a row of N values); the addend becomes the kernel's last input and the fused node
 // runs where the add was, once the addend exists. An op (or op + add) whose output is read only by
-// a clamp-like op (relu, clamp) absorbs it when its kernel clamps.
+// a clamp-like op (relu, clamp) absorbs it when its kernel clamps. Then an element-wise unary op
+// (sigmoid, hardSwish, gelu, ...) is absorbed as the epilogue's activation, and a sigmoid whose output
+// is only multiplied by its own input (x * sigmoid(x), read by nothing else) as SiLU.
 #include <algorithm>
 #include <tuple>
 
@@ -23,6 +25,19 @@ uint32_t epilogue_support(const GraphIR& ir, const Node& node) {
   return node.def->epilogue_support(OpView(node, ir.operands));
 }
 
+// For a sigmoid node s = sigmoid(x): the mul node computing x * s, when it is s's only reader and
+// x's only other reader (-1: none).
+int silu_mul(const GraphIR& ir, const std::vector<bool>& live, const std::vector<int>& readers, size_t sigmoid) {
+  const int x = ir.nodes[sigmoid].inputs[0], s = ir.nodes[sigmoid].outputs[0];
+  if (readers[s] != 1 || readers[x] != 2) return -1;
+  for (size_t m = sigmoid + 1; m < ir.nodes.size(); ++m) {
+    const Node& node = ir.nodes[m];
+    if (!live[m] || node.def->epilogue_role != EpilogueRole::kMul) continue;
+    if ((node.inputs[0] == x && node.inputs[1] == s) || (node.inputs[0] == s && node.inputs[1] == x)) return int(m);
+  }
+  return -1;
+}
+
 }  // namespace
 
 void fuse_epilogues(CompileState& state) {
@@ -35,10 +50,10 @@ void fuse_epilogues(CompileState& state) {
       for (int in : ir.nodes[n].inputs) ++readers[in];
   for (const auto& [name, id] : state.outputs) ++readers[id];
 
-  // The node whose kernel produces operand x, when x is its only output, float32, read once.
-  auto fusable_producer = [&](int x) {
+  // The node whose kernel produces operand x, when x is its only output, float32, read `reads` times.
+  auto fusable_producer = [&](int x, int reads = 1) {
     int producer = ir.operands[x].producer;
-    if (producer < 0 || readers[x] != 1 || ir.operands[x].desc.data_type != DataType::kFloat32) return -1;
+    if (producer < 0 || readers[x] != reads || ir.operands[x].desc.data_type != DataType::kFloat32) return -1;
     if (fusion[producer].runs_in >= 0) producer = fusion[producer].runs_in;
     return ir.nodes[producer].outputs.size() == 1 || fusion[producer].output >= 0 ? producer : -1;
   };
@@ -77,7 +92,9 @@ void fuse_epilogues(CompileState& state) {
       const int producer = fusable_producer(node.inputs[0]);
       if (producer < 0) continue;
       NodeFusion& target = fusion[producer];
-      if (target.absorbed_clamp || !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueClamp)) continue;
+      if (target.absorbed_clamp || target.epilogue.activation.present ||
+          !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueClamp))
+        continue;
       std::tie(target.epilogue.clamp_min, target.epilogue.clamp_max) =
           node.def->clamp_bounds(OpView(node, ir.operands));
       target.absorbed_clamp = true;
@@ -85,6 +102,29 @@ void fuse_epilogues(CompileState& state) {
       target.absorbed_ops.push_back(node.def->name);
       fusion[n].runs_in = producer;
       ++fused;
+    } else if (role == EpilogueRole::kActivation) {
+      const int x = node.inputs[0];
+      FusedActivation activation = node.def->fused_activation(OpView(node, ir.operands));
+      int producer = fusable_producer(x), mul = -1;
+      if (producer < 0 && activation.op == UnaryOp::kSigmoid) {  // SiLU: x * sigmoid(x)
+        mul = silu_mul(ir, state.live_node, readers, n);
+        if (mul >= 0) producer = fusable_producer(x, 2);
+      }
+      if (producer < 0) continue;
+      NodeFusion& target = fusion[producer];
+      if (target.epilogue.activation.present || !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueActivation))
+        continue;
+      if (mul >= 0) activation.op = UnaryOp::kSilu;
+      target.epilogue.activation = activation;
+      target.output = node.outputs[0];
+      target.absorbed_ops.push_back(node.def->name);
+      fusion[n].runs_in = producer;
+      if (mul >= 0) {
+        target.output = ir.nodes[mul].outputs[0];
+        target.absorbed_ops.push_back(ir.nodes[mul].def->name);
+        fusion[mul].runs_in = producer;
+      }
+      fused += mul >= 0 ? 2 : 1;
     }
   }
   state.log("epilogue_fusion", str_cat(fused, " element-wise ops fused into kernel epilogues"));

@@ -86,6 +86,7 @@ Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outp
   Conv2dParams params = op.attributes<Conv2dParams>();
   params.activation_min = op.epilogue().clamp_min;
   params.activation_max = op.epilogue().clamp_max;
+  params.activation = op.epilogue().activation;
   params.has_residual = op.epilogue().has_residual();
   if (filter.constant_data && (!bias || bias->constant_data)) {  // the kernel packs both at build
     op.mark_copied_constant("filter");
@@ -96,9 +97,11 @@ Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outp
                             bias && bias->constant_data ? bias->constant_data->data() : nullptr);
 }
 
-// float32 kernels clamp and add a residual.
+// float32 kernels add a residual, clamp and apply an activation.
 uint32_t conv2d_epilogue_support(const OpView& op) {
-  return op.operand("input").data_type == DataType::kFloat32 ? kEpilogueClamp | kEpilogueResidual : kEpilogueNone;
+  return op.operand("input").data_type == DataType::kFloat32
+             ? kEpilogueClamp | kEpilogueResidual | kEpilogueActivation
+             : kEpilogueNone;
 }
 
 // Folds y = scale[o] * conv(x) + shift[o] into the filter (each output channel's weights scaled) and
@@ -146,6 +149,12 @@ const OpDef& conv2d_op() {
       false,
       conv2d_epilogue_support};
     d.absorb_channel_affine = conv2d_absorb_channel_affine;
+    d.assign_layout = [](Node& node, const std::vector<OperandInfo>& operands) {
+      Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
+      params.nchw_transposed = conv2d_prefers_transposed(params);
+      node.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);
+      return params.nchw_transposed;
+    };
     return d;
   }();
   return def;

@@ -82,6 +82,7 @@ const OpDef& min_op() {
 const OpDef& mul_op() {
   static const OpDef def = [] {
     OpDef d = binary_def<BinaryOp::kMul>("mul");
+    d.epilogue_role = EpilogueRole::kMul;
     d.channel_affine = binary_channel_affine<true>;
     return d;
   }();

@@ -28,14 +28,16 @@ Kernel lower_matmul(const OpView& op, const std::vector<OperandDescriptor>& outp
   epilogue.column_bias = op.epilogue().has_column_bias();
   epilogue.min = op.epilogue().clamp_min;
   epilogue.max = op.epilogue().clamp_max;
+  epilogue.activation = op.epilogue().activation;
   if (b.constant_data) op.mark_copied_constant("b");  // packed at build
   return make_matmul_kernel(outputs[0].data_type, op.operand("a").shape, b.desc.shape, outputs[0].shape,
                             b.constant_data ? b.constant_data->data() : nullptr, epilogue);
 }
 
 uint32_t matmul_epilogue_support(const OpView& op) {
-  return op.operand("a").data_type == DataType::kFloat32 ? kEpilogueClamp | kEpilogueResidual | kEpilogueColumnBias
-                                                        : kEpilogueNone;
+  return op.operand("a").data_type == DataType::kFloat32
+             ? kEpilogueClamp | kEpilogueResidual | kEpilogueColumnBias | kEpilogueActivation
+             : kEpilogueNone;
 }
 
 }  // namespace

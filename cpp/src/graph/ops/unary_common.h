@@ -26,6 +26,12 @@ OpDef unary_op_def(const char* name, DataTypeSet types, std::vector<ParamSpec> o
             infer_same_as_input,
             lower_unary<Op>};
   def.element_wise = true;
+  if constexpr (Op != UnaryOp::kRelu) {  // relu is absorbed as a clamp
+    def.epilogue_role = EpilogueRole::kActivation;
+    def.fused_activation = [](const OpView& op) {
+      return FusedActivation{true, Op, unary_params(op, DataType::kFloat32)};
+    };
+  }
   return def;
 }
 

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "kernels/kernel.h"
+#include "kernels/unary/unary.h"
 
 namespace webnn {
 
@@ -22,7 +23,16 @@ struct Conv2dParams {
   // A fused activation: the result is clamped to [min, max] (relu: [0, inf]).
   float activation_min = -std::numeric_limits<float>::infinity();
   float activation_max = std::numeric_limits<float>::infinity();
+  // Then a fused element-wise op (sigmoid, SiLU, hardSwish, ...), float32 only.
+  FusedActivation activation;
+  // NCHW only: run as the transposed product [pixels][O] (filter packed as B), then transpose the
+  // result, instead of [O][pixels]. The compiler's layout pass decides (conv2d_prefers_transposed).
+  bool nchw_transposed = false;
 };
+
+// Whether an NCHW convolution is faster as the transposed product on the active kernels: when the
+// output pixels fill NR-wide panels much worse than the output channels do.
+bool conv2d_prefers_transposed(const Conv2dParams& p);
 
 // Element strides of the filter's o, i, h, w axes for its layout (oihw | hwio | ohwi | ihwo).
 struct FilterStrides {

@@ -58,29 +58,35 @@ bool is_pointwise(const Conv2dParams& p) {
          p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w;
 }
 
-// out = clamp(out + residual) over `count` values (no residual: the clamp only; nothing when both are
-// no-ops).
-void add_and_clamp(float* out, const float* residual, size_t count, float lo, float hi, ThreadPool* pool) {
-  if (!residual && lo == -std::numeric_limits<float>::infinity() && hi == std::numeric_limits<float>::infinity())
+// The GEMM epilogue's residual, clamp and activation over `count` values of `out`, after the
+// transposed product's final transpose (nothing when all are no-ops).
+void finish_epilogue(float* out, const GemmEpilogue& ep, size_t count, ThreadPool* pool) {
+  const float lo = ep.min, hi = ep.max;
+  if (!ep.residual && !ep.activation && lo == -std::numeric_limits<float>::infinity() &&
+      hi == std::numeric_limits<float>::infinity())
     return;
   pool->parallel_for(count, 1 << 14, [&](size_t begin, size_t end) {
     for (size_t i = begin; i < end; ++i) {
-      float v = residual ? out[i] + residual[i] : out[i];
+      float v = ep.residual ? out[i] + ep.residual[i] : out[i];
       v = v < lo ? lo : v;  // comparisons with NaN are false: NaN passes through
       out[i] = v > hi ? hi : v;
     }
+    ep.activation(out + begin, end - begin);
   });
 }
 
-// Whether an NCHW convolution runs as the transposed product: when the output pixels fill NR-wide
-// panels much worse than the output channels do (packing A and the final transpose cost more than
-// packing B: measured worth it at 7x7 outputs, not at 14x14).
-bool nchw_runs_transposed(const Conv2dParams& p) {
+}  // namespace
+
+// Packing A and the final transpose cost more than packing B: measured worth it at 7x7 outputs, not
+// at 14x14.
+bool conv2d_prefers_transposed(const Conv2dParams& p) {
   const size_t nr = gemm_panel_width(), pixels = p.out_h * p.out_w, Og = p.out_channels / p.groups;
   const double pixel_fill = double(pixels) / double((pixels + nr - 1) / nr * nr);
   const double channel_fill = double(Og) / double((Og + nr - 1) / nr * nr);
-  return pixel_fill < 0.8 * channel_fill;
+  return !p.nhwc && !is_depthwise(p) && pixel_fill < 0.8 * channel_fill;
 }
+
+namespace {
 
 // Everything derived from the filter (and bias) once: per-group packed GEMM matrices.
 struct PreparedFilter {
@@ -100,7 +106,7 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
     for (size_t o = 0; o < p.out_channels; ++o) prepared->bias[o] = load_float(bias, type, o);
   }
   const size_t rows = KH * KW * Ig;
-  if (!p.nhwc && !nchw_runs_transposed(p)) {
+  if (!p.nhwc && !p.nchw_transposed) {
     std::vector<float> matrix(Og * rows);
     for (size_t g = 0; g < p.groups; ++g) {
       for (size_t o = 0; o < Og; ++o)
@@ -137,6 +143,7 @@ void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float*
   GemmEpilogue ep;
   ep.min = p.activation_min;
   ep.max = p.activation_max;
+  ep.activation = activation_loop(p.activation);
   ep.residual_ld = O;
   if (pointwise) {  // the input already is the [pixels][C] matrix
     for (size_t g = 0; g < p.groups; ++g) {
@@ -257,10 +264,9 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
   ep.bias_per_row = !transposed;
   ep.min = p.activation_min;
   ep.max = p.activation_max;
+  ep.activation = activation_loop(p.activation);
   ep.residual_ld = pixels;
-  GemmEpilogue transposed_ep = ep;  // the residual and the clamp follow the final transpose
-  transposed_ep.min = -std::numeric_limits<float>::infinity();
-  transposed_ep.max = std::numeric_limits<float>::infinity();
+  GemmEpilogue transposed_ep;  // the residual, clamp and activation follow the final transpose
   thread_local std::vector<float> transposed_out;
   if (transposed) transposed_out.resize(pixels * Og);
   for (size_t n = 0; n < p.batch; ++n) {
@@ -282,7 +288,7 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
               },
               f.groups[g], transposed_out.data(), Og, transposed_ep, pool);
         transpose_planes(transposed_out.data(), dst, 1, pixels, Og, pool);
-        add_and_clamp(dst, ep.residual, Og * pixels, ep.min, ep.max, pool);
+        finish_epilogue(dst, ep, Og * pixels, pool);
         continue;
       }
       BBlockPacker pack_b;

@@ -31,6 +31,7 @@ struct DepthwiseState {
   const DepthwiseLoops* loops;
   std::vector<size_t> tap_offsets;
   std::shared_ptr<const DepthwiseWeights> constant;  // null for a dynamic filter or bias
+  ActivationLoop activation;                         // a fused activation, after each work item
 };
 
 std::shared_ptr<const DepthwiseWeights> prepare_weights(const Conv2dParams& p, const DepthwisePlan& plan,
@@ -74,6 +75,7 @@ std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p, const Depthwis
   g.activation_min = p.activation_min;
   g.activation_max = p.activation_max;
   g.nhwc = p.nhwc;
+  state->activation = activation_loop(p.activation);
   g.lanes = p.out_w > loops.narrow_lanes ? loops.lanes : loops.narrow_lanes;
   g.phase_len = round_up(round_up(p.out_w, g.lanes) + (p.kernel_w - 1) * p.dilation_w / p.stride_w, g.lanes);
   // Bands of output rows whose scratch rows fit the budget, evened out over the plane.
@@ -94,6 +96,21 @@ std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p, const Depthwis
   return state;
 }
 
+// A fused activation over the output of one work item: NCHW, a band of rows of a plane; NHWC, a
+// block of channels of every pixel of an output row.
+void activate_item(const DepthwisePlan& g, const ActivationLoop& activation, float* out, size_t item) {
+  if (!g.nhwc) {
+    const size_t plane = item / g.bands, oy0 = item % g.bands * g.band_rows;
+    if (oy0 >= g.out_h) return;
+    const size_t rows = std::min(g.out_h, oy0 + g.band_rows) - oy0;
+    return activation(out + (plane * g.out_h + oy0) * g.out_w, rows * g.out_w);
+  }
+  const size_t blocks = g.channel_blocks(), row = item / blocks;
+  const size_t c0 = item % blocks * g.channel_block, c1 = std::min(g.channels, c0 + g.channel_block);
+  float* dst = out + row * g.out_w * g.channels + c0;
+  for (size_t ox = 0; ox < g.out_w; ++ox) activation(dst + ox * g.channels, c1 - c0);
+}
+
 void run_depthwise(const DepthwiseState& state, const DepthwiseWeights& w, const float* in, float* out,
                    const float* residual, ThreadPool* pool) {
   const DepthwisePlan& plan = state.plan;
@@ -104,7 +121,11 @@ void run_depthwise(const DepthwiseState& state, const DepthwiseWeights& w, const
     scratch.resize(scratch_floats + kMaxLanes);
     const size_t misalignment = reinterpret_cast<uintptr_t>(scratch.data()) / sizeof(float) % kMaxLanes;
     float* aligned = scratch.data() + (misalignment ? kMaxLanes - misalignment : 0);
-    items(plan, w.weights.data(), w.bias.data(), in, out, residual, begin, end, aligned);
+    if (!state.activation) return items(plan, w.weights.data(), w.bias.data(), in, out, residual, begin, end, aligned);
+    for (size_t item = begin; item < end; ++item) {  // the activation over each item's output while in cache
+      items(plan, w.weights.data(), w.bias.data(), in, out, residual, item, item + 1, aligned);
+      activate_item(plan, state.activation, out, item);
+    }
   });
 }
 

@@ -5,11 +5,13 @@
 #include <memory>
 
 #include "kernels/kernel.h"
+#include "kernels/unary/unary.h"
 
 namespace webnn {
 
 // Applied to C while each tile is still in registers: bias, then a residual addend (a tensor of C's
-// shape: element (i, j) at residual[i * residual_ld + j]), then clamp (relu = [0, +inf]).
+// shape: element (i, j) at residual[i * residual_ld + j]), then clamp (relu = [0, +inf]); then, while
+// the tile is in L1, an activation.
 struct GemmEpilogue {
   const float* bias = nullptr;  // per column (N values), or per row (M values) when bias_per_row
   bool bias_per_row = false;
@@ -17,6 +19,8 @@ struct GemmEpilogue {
   float max = std::numeric_limits<float>::infinity();
   const float* residual = nullptr;
   size_t residual_ld = 0;
+  ActivationLoop activation;
+  // Whether the microkernel has work in its tile epilogue (the activation runs after it).
   bool active() const { return bias || residual || min > -std::numeric_limits<float>::infinity() ||
                                max < std::numeric_limits<float>::infinity(); }
 };
@@ -75,11 +79,13 @@ void gemm_f32_ref(size_t M, size_t N, size_t K, const float* A, size_t lda, cons
                   size_t ldc);
 
 // What a matmul kernel applies to its output tiles (fused by the compiler; float32 only): an extra
-// input (its third) that is a residual of the output's shape or a row of N values, then a clamp.
+// input (its third) that is a residual of the output's shape or a row of N values, then a clamp,
+// then an activation.
 struct MatmulEpilogue {
   bool residual = false, column_bias = false;
   float min = -std::numeric_limits<float>::infinity();
   float max = std::numeric_limits<float>::infinity();
+  FusedActivation activation;
 };
 
 // matmul with broadcast batch dims; float32 or float16 (computed in float32). A constant 2-D-batch B

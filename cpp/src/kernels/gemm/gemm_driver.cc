@@ -73,6 +73,12 @@ const GemmTileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, 
   return &out;
 }
 
+// The epilogue's activation over a finished tile of C, while it is in L1.
+void activate_tile(const GemmEpilogue& epilogue, float* c, size_t ldc, size_t rows, size_t cols) {
+  if (!epilogue.activation) return;
+  for (size_t i = 0; i < rows; ++i) epilogue.activation(c + i * ldc, cols);
+}
+
 // The blocked GEMM, one loop nest for either operand packed ahead: the `fixed` operand is already
 // in panels (A's MR-row panels, or B's NR-column panels), the `streamed` one is packed a cache
 // block at a time by pack(k0, kc, x0, count, dst). tile(fixed panel, streamed offset, streamed
@@ -204,6 +210,7 @@ void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBl
     const size_t row = ap * mr, rows = std::min(mr, M - row), cols = std::min(nr, N - n0);
     const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
     uk.fn(rows, cols, kc, A.panel(ap) + k0 * mr, b_panel, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
+    if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols);
   });
 }
 
@@ -231,6 +238,7 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, b
             c[j] = std::min(std::max(v, epilogue.min), epilogue.max);  // keeps NaN
           }
         }
+        activate_tile(epilogue, C + n0, ldc, M, cols);
       }
     };
     const size_t grain = std::max<size_t>(1, (size_t(1) << 16) / std::max<size_t>(1, K * nr * M));
@@ -261,6 +269,7 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a_bl
     const size_t n0 = p * nr, cols = std::min(nr, N - n0), rows = std::min(mr, M - row);
     const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
     uk.fn(rows, cols, kc, a_panel, B.panel(p) + k0 * nr, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
+    if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols);
   });
 }
 

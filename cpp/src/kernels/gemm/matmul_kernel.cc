@@ -56,6 +56,7 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
   };
   std::shared_ptr<std::vector<PackedB>> constant_b = b_constant ? pack_all(b_constant) : nullptr;
 
+  const ActivationLoop activation = activation_loop(fused.activation);
   return [=](const KernelArgs& args) {
     auto packed = constant_b ? constant_b : pack_all(args.inputs[1]);
     const uint8_t* a = static_cast<const uint8_t*>(args.inputs[0]);
@@ -68,6 +69,7 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
         GemmEpilogue epilogue;
         epilogue.min = fused.min;
         epilogue.max = fused.max;
+        epilogue.activation = activation;
         if (fused.column_bias) epilogue.bias = extra;
         if (fused.residual) epilogue.residual = extra + bi * M * N, epilogue.residual_ld = N;
         gemm_f32_packed(M, N, K, reinterpret_cast<const float*>(a_mat), K, false, (*packed)[b_index[bi]],

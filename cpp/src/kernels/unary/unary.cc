@@ -41,6 +41,15 @@ Kernel copy_kernel(size_t bytes) {
 
 }  // namespace
 
+ActivationLoop activation_loop(const FusedActivation& activation) {
+  ActivationLoop loop;
+  if (!activation.present) return loop;
+  loop.fn = loops().unary(activation.op, DataType::kFloat32);
+  if (!loop.fn) throw_type_error("internal: fused activation has no float32 variant");
+  loop.params = activation.params;
+  return loop;
+}
+
 Kernel make_unary_kernel(UnaryOp op, DataType type, size_t count, UnaryParams params) {
   const UnaryLoopFn fn = loops().unary(op, type);
   if (!fn) throw_type_error(str_cat("internal: unary kernel has no ", data_type_name(type), " variant"));

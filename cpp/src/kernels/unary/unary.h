@@ -10,6 +10,8 @@ enum class UnaryOp {
   kAbs, kCeil, kCos, kErf, kExp, kFloor, kLog, kNeg, kReciprocal, kRoundEven, kSign, kSin, kSqrt, kTan,
   // activations
   kElu, kGelu, kHardSigmoid, kHardSwish, kLeakyRelu, kLinear, kRelu, kSigmoid, kSoftplus, kSoftsign, kTanh,
+  // fused only (no WebNN op): x * sigmoid(x), the compiler's fusion of sigmoid and mul
+  kSilu,
 };
 
 // Scalar options of the activations, already cast to the input's data type.
@@ -17,6 +19,25 @@ struct UnaryParams {
   float alpha = 0;
   float beta = 0;
 };
+
+// out[i] = op(in[i]) for i < count (in == out allowed).
+using UnaryLoopFn = void (*)(const void* in, void* out, size_t count, const UnaryParams& params);
+
+// An element-wise op a kernel applies to its float32 output while it is still in cache (the
+// compiler fuses it into the kernel's epilogue): out = op(out), after the epilogue's add and clamp.
+struct FusedActivation {
+  bool present = false;
+  UnaryOp op = UnaryOp::kLinear;
+  UnaryParams params;
+};
+// Applies a fused activation in place with the active level's float32 loop (nothing when absent).
+struct ActivationLoop {
+  UnaryLoopFn fn = nullptr;
+  UnaryParams params;
+  void operator()(float* values, size_t count) const { if (fn) fn(values, values, count, params); }
+  explicit operator bool() const { return fn != nullptr; }
+};
+ActivationLoop activation_loop(const FusedActivation& activation);
 
 // `type` must be one the op allows (the builder has checked it against the op's limits).
 Kernel make_unary_kernel(UnaryOp op, DataType type, size_t count, UnaryParams params = {});
@@ -30,8 +51,6 @@ Kernel make_cast_kernel(DataType from, DataType to, size_t count);
 
 // ---- the inner loops, one set per ISA level (kernel_table().unary picks the active one)
 
-// out[i] = op(in[i]) for i < count.
-using UnaryLoopFn = void (*)(const void* in, void* out, size_t count, const UnaryParams& params);
 using ClampLoopFn = void (*)(const void* in, void* out, size_t count, const void* min_value, const void* max_value);
 using CastLoopFn = void (*)(const void* in, void* out, size_t count);
 struct UnaryLoops {

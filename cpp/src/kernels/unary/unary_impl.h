@@ -127,6 +127,8 @@ WEBNN_FLOAT_UNARY(Linear, p.alpha * x + p.beta, simd::unfused(p.alpha * x) + p.b
 // 1 / (1 + exp(-x)), in the form that cannot overflow exp.
 WEBNN_FLOAT_UNARY(Sigmoid, x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + std::exp(x)), vm::sigmoid(x),
                   kNoLimit)
+// x * sigmoid(x), rounded as sigmoid then mul are: the fusion of the two gives the same values.
+WEBNN_FLOAT_UNARY(Silu, x * Sigmoid::apply(x, p), x * vm::sigmoid(x), kNoLimit)
 // ln(1 + exp(x)) = max(x, 0) + ln(1 + exp(-|x|)); NaN stays NaN.
 WEBNN_FLOAT_UNARY(Softplus, (x > 0 ? x : 0.0f) + std::log1p(std::exp(-std::fabs(x))), vm::softplus(x),
                   kNoLimit)
@@ -205,6 +207,7 @@ UnaryLoopFn unary_fn(UnaryOp op, DataType type) {
     case UnaryOp::kSoftplus: return unary_for_type<Softplus>(type);
     case UnaryOp::kSoftsign: return unary_for_type<Softsign>(type);
     case UnaryOp::kTanh: return unary_for_type<Tanh>(type);
+    case UnaryOp::kSilu: return unary_for_type<Silu>(type);
   }
   return nullptr;
 }
