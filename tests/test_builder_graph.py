@@ -373,6 +373,48 @@ def test_compute_on_destroyed_graph(builder):
         graph.compute({"x": np.zeros(2, np.float32)})
 
 
+def test_compute_reuses_its_tensors_and_returns_fresh_arrays(context, builder):
+    x = builder.input("x", data_type="float32", shape=[3])
+    graph = builder.build({"y": builder.mul(x, builder.constant(np.full(3, 2, np.float32)))})
+    first = graph.compute({"x": np.array([1, 2, 3], np.float32)})["y"]
+    kept = graph._compute_tensors
+    second = graph.compute({"x": np.array([4, 5, 6], np.float32)})["y"]
+    assert graph._compute_tensors[0]["x"] is kept[0]["x"] and graph._compute_tensors[1]["y"] is kept[1]["y"]
+    np.testing.assert_array_equal(first, [2, 4, 6])  # not overwritten by the second call
+    np.testing.assert_array_equal(second, [8, 10, 12])
+
+
+def test_compute_from_threads_at_once(context, builder):
+    import threading
+    x = builder.input("x", data_type="float32", shape=[64])
+    graph = builder.build({"y": builder.add(x, x)})
+    failures = []
+
+    def run(seed):
+        for i in range(50):
+            value = np.full(64, seed * 1000 + i, np.float32)
+            if not np.array_equal(graph.compute({"x": value})["y"], value * 2):
+                failures.append((seed, i))
+
+    threads = [threading.Thread(target=run, args=(seed,)) for seed in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+
+
+def test_compute_after_its_context_is_lost():
+    context = webnn.ml.create_context()
+    builder = webnn.MLGraphBuilder(context)
+    x = builder.input("x", data_type="float32", shape=[2])
+    graph = builder.build({"y": builder.add(x, x)})
+    graph.compute({"x": np.zeros(2, np.float32)})  # keeps its tensors
+    context.destroy()
+    with pytest.raises((webnn.InvalidStateError, TypeError)):
+        graph.compute({"x": np.zeros(2, np.float32)})
+
+
 def test_op_methods_have_both_names(context, builder):
     for op in context.op_support_limits():
         if op[0].islower() and any(ch.isupper() for ch in op) and op != "maxTensorByteLength" \

@@ -324,12 +324,12 @@ def _compute(self, inputs, outputs=None, context=None):
         outputs, context = None, outputs
     if outputs is not None:
         return _compat.compute_into(self, inputs, outputs, context)
+    own_context = context
     context = context or self.context
-    in_tensors = {}
+    values = {}
     for name, descriptor in self.input_descriptors.items():
         if name not in inputs:
             raise TypeError(f"compute: missing input '{name}'")
-        tensor = context._create_tensor(descriptor["dataType"], descriptor["shape"], False, True)
         try:
             value = np.asarray(inputs[name])
         except Exception as error:  # ragged lists, objects whose __array__ raises, ...
@@ -338,15 +338,32 @@ def _compute(self, inputs, outputs=None, context=None):
             raise TypeError(f"compute: input '{name}' has dtype {value.dtype}, expected {descriptor['dataType']}")
         if list(value.shape) != list(descriptor["shape"]) and value.size != int(np.prod(descriptor["shape"])):
             raise TypeError(f"compute: input '{name}' has shape {list(value.shape)}, expected {descriptor['shape']}")
-        context.write_tensor(tensor, value)
-        in_tensors[name] = tensor
-    extra = set(inputs) - set(in_tensors)
+        values[name] = value
+    extra = set(inputs) - set(values)
     if extra:
         raise TypeError(f"compute: unknown input(s) {sorted(extra)}")
-    out_tensors = {name: context._create_tensor(d["dataType"], d["shape"], True, False)
-                   for name, d in self.output_descriptors.items()}
+    in_tensors, out_tensors = _take_compute_tensors(self, context, reuse=own_context is None)
+    for name, value in values.items():
+        context.write_tensor(in_tensors[name], value)
     context.dispatch(self, in_tensors, out_tensors)
-    return {name: context.read_tensor(tensor) for name, tensor in out_tensors.items()}
+    results = {name: context.read_tensor(tensor) for name, tensor in out_tensors.items()}
+    if own_context is None:
+        self.__dict__["_compute_tensors"] = (in_tensors, out_tensors)
+    return results
+
+
+def _take_compute_tensors(graph, context, reuse):
+    """The input and output tensors of one compute() call. On the graph's own context the set is
+    kept and reused, so a loop of compute() calls does not allocate (and page-fault in) new tensors
+    each time; a call takes the set while it runs, so a concurrent compute() makes its own."""
+    kept = graph.__dict__.pop("_compute_tensors", None) if reuse else None
+    if kept is not None:
+        return kept
+    in_tensors = {name: context._create_tensor(d["dataType"], d["shape"], False, True)
+                  for name, d in graph.input_descriptors.items()}
+    out_tensors = {name: context._create_tensor(d["dataType"], d["shape"], True, False)
+                   for name, d in graph.output_descriptors.items()}
+    return in_tensors, out_tensors
 
 
 MLGraph.compute = _compute
