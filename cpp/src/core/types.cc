@@ -7,6 +7,9 @@
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 #include "core/common.h"
 
@@ -48,13 +51,38 @@ std::string OperandDescriptor::to_string() const {
 // Zeroed by calloc, which skips the memset for fresh pages from the OS (large buffers): their pages
 // are then touched once, by whoever fills them, not twice.
 AlignedBuffer::AlignedBuffer(size_t bytes) : size_(bytes) {
+#if defined(__linux__)
+  constexpr size_t kHugePage = size_t(2) << 20;
+  if (bytes >= kHugePage) {
+    const size_t huge_bytes = (bytes + kHugePage - 1) / kHugePage * kHugePage;
+    mapped_bytes_ = huge_bytes + kHugePage;  // room to start on a huge-page boundary
+    allocation_ = mmap(nullptr, mapped_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (allocation_ == MAP_FAILED) {
+      allocation_ = nullptr;
+      mapped_bytes_ = 0;
+      throw Error(ErrorKind::kUnknownError, str_cat("out of memory allocating ", bytes, " bytes"));
+    }
+    const uintptr_t address = reinterpret_cast<uintptr_t>(allocation_);
+    data_ = reinterpret_cast<uint8_t*>((address + kHugePage - 1) / kHugePage * kHugePage);
+    madvise(data_, huge_bytes, MADV_HUGEPAGE);  // a hint: without THP the pages stay 4 KiB
+    return;
+  }
+#endif
   const size_t rounded = std::max<size_t>((bytes + kAlignment - 1) / kAlignment * kAlignment, kAlignment);
   allocation_ = std::calloc(1, rounded + kAlignment);
   if (!allocation_) throw Error(ErrorKind::kUnknownError, str_cat("out of memory allocating ", bytes, " bytes"));
   const uintptr_t address = reinterpret_cast<uintptr_t>(allocation_);
   data_ = reinterpret_cast<uint8_t*>((address + kAlignment - 1) / kAlignment * kAlignment);
 }
-AlignedBuffer::~AlignedBuffer() { std::free(allocation_); }
+AlignedBuffer::~AlignedBuffer() {
+#if defined(__linux__)
+  if (mapped_bytes_) {
+    munmap(allocation_, mapped_bytes_);
+    return;
+  }
+#endif
+  std::free(allocation_);
+}
 
 void release_free_memory() {
 #if defined(__GLIBC__)
