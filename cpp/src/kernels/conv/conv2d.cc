@@ -239,7 +239,7 @@ void pack_im2col_block(const Conv2dParams& p, const float* image, size_t k0, siz
           for (size_t t = 0; t < run.first; ++t) out[t] = 0.0f;
           const float* src = plane + run.offset;
           if (sw == 1) {
-            for (size_t t = run.first; t < run.end; ++t) out[t] = src[t - run.first];
+            std::memcpy(out + run.first, src, (run.end - run.first) * sizeof(float));
           } else {
             for (size_t t = run.first; t < run.end; ++t) out[t] = src[(t - run.first) * sw];
           }

@@ -37,10 +37,11 @@ size_t gemm_panel_width();
 // B is [K][N] with row stride ldb, or, when `transposed`, [N][K] with row stride ldb.
 PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed = false);
 
-// A packed for the active microkernel: MR-row panels spanning all of K ([K][MR] each, zero padded).
-// Used when A is the constant operand (filters of NCHW convolutions).
+// A packed for the active microkernel: panels of `panel_rows` <= MR rows spanning all of K ([K][MR]
+// each, zero padded), the rows shared evenly (M = 16 on a 14-row kernel: two tiles of 8 rows, not 14
+// and 2). Used when A is the constant operand (filters of NCHW convolutions).
 struct PackedA {
-  size_t M = 0, K = 0, mr = 0;
+  size_t M = 0, K = 0, mr = 0, panel_rows = 0;
   BufferPtr data;
   const float* panel(size_t p) const { return reinterpret_cast<const float*>(data->data()) + p * K * mr; }
 };

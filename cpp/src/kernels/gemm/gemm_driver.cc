@@ -179,8 +179,15 @@ PackedA pack_a_f32(size_t M, size_t K, const float* A, size_t lda) {
   packed.K = K;
   packed.mr = kernel_table().gemm_f32.mr;
   const size_t panels = (M + packed.mr - 1) / packed.mr;
-  packed.data = float_buffer(panels * K * packed.mr);
-  pack_a(A, lda, false, M, 0, panels * packed.mr, 0, K, packed.mr, reinterpret_cast<float*>(packed.data->data()));
+  packed.panel_rows = panels ? (M + panels - 1) / panels : packed.mr;
+  packed.data = float_buffer(panels * K * packed.mr);  // zero-filled: rows past panel_rows stay 0
+  float* out = reinterpret_cast<float*>(packed.data->data());
+  for (size_t p = 0; p < panels; ++p) {
+    const size_t row0 = p * packed.panel_rows, rows = std::min(packed.panel_rows, M - row0);
+    float* panel = out + p * K * packed.mr;
+    for (size_t i = 0; i < rows; ++i)
+      for (size_t k = 0; k < K; ++k) panel[k * packed.mr + i] = A[(row0 + i) * lda + k];
+  }
   return packed;
 }
 
@@ -204,10 +211,11 @@ void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBl
   if (A.mr != mr) throw Error(ErrorKind::kUnknownError, "internal: A was packed for another microkernel");
   if (M == 0 || N == 0) return;
   const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
-  const BlockedGemm g{K, (M + mr - 1) / mr, N, nr, kNcTarget, 1, pack_b};
+  const size_t panel_rows = A.panel_rows;
+  const BlockedGemm g{K, (M + panel_rows - 1) / panel_rows, N, nr, kNcTarget, 1, pack_b};
   gemm_blocked(g, threads, pool, [&](size_t ap, size_t n0, const float* b_panel, size_t k0, size_t kc) {
     GemmTileEpilogue ep;
-    const size_t row = ap * mr, rows = std::min(mr, M - row), cols = std::min(nr, N - n0);
+    const size_t row = ap * panel_rows, rows = std::min(panel_rows, M - row), cols = std::min(nr, N - n0);
     const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
     uk.fn(rows, cols, kc, A.panel(ap) + k0 * mr, b_panel, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
     if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols);
