@@ -1,8 +1,13 @@
 """Shared fixtures and helpers for the webnn test suite."""
+import os
+
 import numpy as np
 import pytest
 
 import webnn
+
+# The ONNX importer cross-checks every converted shape against ONNX shape inference in the tests.
+os.environ.setdefault("WEBNN_ONNX_SHAPE_CHECK", "1")
 
 
 @pytest.fixture(scope="session")

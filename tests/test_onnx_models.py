@@ -71,6 +71,24 @@ def test_yolov8_style_detector(onnx_context, batch):
         assert not [step for step in steps if step.startswith("split")]
 
 
+def test_shape_check_is_a_cross_check_only(onnx_context, monkeypatch):
+    """Without WEBNN_ONNX_SHAPE_CHECK (the default outside the tests) the importer runs no ONNX shape
+    inference and gives the same graph."""
+    import onnx.shape_inference
+    model = vision.yolov8(size=96, seed=1)
+    image = np.random.default_rng(5).standard_normal((1, 3, 96, 96)).astype(np.float32)
+    checked = webnn.onnx.load(model, onnx_context, override_dims={"batch": 1}).compute({"input": image})
+    monkeypatch.setenv("WEBNN_ONNX_SHAPE_CHECK", "0")
+
+    def no_inference(*args, **kwargs):
+        raise AssertionError("shape inference ran with the check off")
+
+    monkeypatch.setattr(onnx.shape_inference, "infer_shapes", no_inference)
+    unchecked = webnn.onnx.load(model, onnx_context, override_dims={"batch": 1}).compute({"input": image})
+    for name, value in checked.items():
+        np.testing.assert_array_equal(unchecked[name], value)
+
+
 # ---------------------------------------------------------------- PP-OCR (rapidocr-onnxruntime)
 def _rapidocr_model(filename):
     spec = importlib.util.find_spec("rapidocr_onnxruntime")

@@ -211,7 +211,7 @@ def convert(model, context=None, *, override_dims=None, input_shapes=None, build
 
 def _convert_graph(model, builder, context, override_dims, input_shapes, walk):
     weights = _prepare.initializers(model.graph)
-    model, input_types = _prepare.pin_and_infer(model, override_dims, input_shapes)
+    model, input_types, inferred = _prepare.pin_and_infer(model, override_dims, input_shapes)
     converter = walk["converter"] = Converter(model, builder, context)
     graph = model.graph
     inputs = {}
@@ -237,7 +237,8 @@ def _convert_graph(model, builder, context, override_dims, input_shapes, walk):
                                      label=f"output {info.name}")
         used.add(id(value))
         outputs[info.name] = value
-    _prepare.check_inferred_shapes(model, converter.values)
+    if inferred:
+        _prepare.check_inferred_shapes(model, converter.values)
     return builder, inputs, outputs
 
 

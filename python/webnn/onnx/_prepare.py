@@ -1,4 +1,5 @@
 """Model preparation: pinning input dimensions, shape inference, initializers."""
+import os
 import warnings
 
 from .._errors import NotSupportedError, OperationError
@@ -75,10 +76,19 @@ def _skeleton(model, onnx):
     return skeleton
 
 
+def shape_check_enabled():
+    """Whether ONNX shape inference cross-checks the converted shapes (WEBNN_ONNX_SHAPE_CHECK=1; the
+    test suite turns it on). Off by default: the conversion does not depend on it (every op is
+    validated by the builder), and it costs about as much time as the conversion itself."""
+    return os.environ.get("WEBNN_ONNX_SHAPE_CHECK", "") not in ("", "0")
+
+
 def pin_and_infer(model, override_dims, input_shapes):
-    """Returns ``(model copy with static input shapes and inferred value_info, {input: (elem_type,
-    shape)})``. The copy holds only the small initializers (read the weights from ``model``).
-    Raises TypeError for unknown names, wrong ranks, or dimensions left unresolved."""
+    """Returns ``(graph model, {input: (elem_type, shape)}, inferred)``. With the shape check on
+    (``inferred``), the graph model is a copy with static input shapes and inferred value_info that
+    holds only the small initializers (read the weights from ``model``); otherwise it is ``model``
+    itself (local functions inlined into a copy), read only. Raises TypeError for unknown names,
+    wrong ranks, or dimensions left unresolved."""
     onnx = onnx_module()
     override_dims = _check_sizes(override_dims, "override_dims")
     input_shapes = _check_sizes(input_shapes, "input_shapes")
@@ -86,7 +96,8 @@ def pin_and_infer(model, override_dims, input_shapes):
         if not isinstance(name, str) or not _valid_size(size):
             raise TypeError(f"webnn.onnx: override_dims must map dimension names to integers >= 1, got {name!r}: {size!r}")
     initializer_names = {t.name for t in model.graph.initializer}
-    pinned = _skeleton(model, onnx)
+    check = shape_check_enabled()
+    pinned = _skeleton(model, onnx) if check or len(model.functions) else model
     if len(pinned.functions):  # model-local functions: inline their bodies
         pinned = onnx.inliner.inline_local_functions(pinned)
     graph = pinned.graph
@@ -143,6 +154,8 @@ def pin_and_infer(model, override_dims, input_shapes):
         raise TypeError("webnn.onnx: WebNN needs static shapes, but input dimension(s) " + ", ".join(missing)
                         + " are not fixed; pin named ones with override_dims={name: size} and unnamed ones with "
                         "input_shapes={input: shape}")
+    if not check:
+        return pinned, types, False
     for info in inputs:
         tensor_shape = info.type.tensor_type.shape
         tensor_shape.ClearField("dim")
@@ -155,7 +168,7 @@ def pin_and_infer(model, override_dims, input_shapes):
         pinned = onnx.shape_inference.infer_shapes(pinned, strict_mode=False, data_prop=True)
     except Exception as error:  # inference is a cross-check only; conversion does not depend on it
         warnings.warn(f"webnn.onnx: ONNX shape inference failed ({error}); converting without its cross-check")
-    return pinned, types
+    return pinned, types, True
 
 
 def initializers(graph):
