@@ -106,6 +106,18 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
     for (size_t o = 0; o < p.out_channels; ++o) prepared->bias[o] = load_float(bias, type, o);
   }
   const size_t rows = KH * KW * Ig;
+  // A float32 filter whose per-output-channel rows already are the GEMM's K order (oihw for NCHW,
+  // ohwi for NHWC) is packed straight from the caller's memory.
+  const bool rows_in_k_order = type == DataType::kFloat32 && (p.filter_layout == (p.nhwc ? "ohwi" : "oihw"));
+  if (rows_in_k_order) {
+    const float* f = static_cast<const float*>(filter);
+    for (size_t g = 0; g < p.groups; ++g) {
+      const float* group = f + g * Og * rows;
+      if (!p.nhwc && !p.nchw_transposed) prepared->rows.push_back(pack_a_f32(Og, rows, group, rows));
+      else prepared->groups.push_back(pack_b_f32(rows, Og, group, rows, true));
+    }
+    return prepared;
+  }
   if (!p.nhwc && !p.nchw_transposed) {
     std::vector<float> matrix(Og * rows);
     for (size_t g = 0; g < p.groups; ++g) {
