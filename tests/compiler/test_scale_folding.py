@@ -134,3 +134,26 @@ def test_not_folded(build_twice, case):
     got, want = folded.compute(feeds), plain.compute(feeds)
     for name in want:
         np.testing.assert_array_equal(got[name], want[name])
+
+
+@pytest.mark.parametrize("size", [7, 14])  # 7x7 outputs run as the transposed product, packed as B
+def test_two_scales_fold_into_a_packed_filter(build_twice, size):
+    """float32 filters are scaled as the kernel packs them (Conv2dParams::filter_scale): a batch norm
+    and a per-channel mul compose, on both GEMM orientations."""
+    x = RNG.standard_normal((1, 16, size, size)).astype(np.float32)
+    f = (RNG.standard_normal((64, 16, 3, 3)) * 0.2).astype(np.float32)
+    mean, variance, scale, bias = _bn_params(64, np.float32)
+    s = RNG.uniform(0.5, 2, (1, 64, 1, 1)).astype(np.float32)
+
+    def make(b):
+        y = b.conv2d(b.input("x", data_type="float32", shape=[1, 16, size, size]), b.constant(f), padding=[1] * 4)
+        y = b.batch_normalization(y, b.constant(mean), b.constant(variance), scale=b.constant(scale),
+                                  bias=b.constant(bias))
+        return b.build({"y": b.mul(y, b.constant(s))})
+
+    folded, plain = build_twice(make, "scale_folding")
+    assert _folded(folded) == 2 and _core.plan_steps(folded) == ["conv2d"]
+    conv = conv_reference(x.astype(np.float64), f.astype(np.float64), None, [1, 1], [1, 1], [1, 1, 1, 1], 1)
+    want = _bn_reference(conv, mean, variance, scale, bias) * s
+    for graph in (folded, plain):
+        np.testing.assert_allclose(graph.compute({"x": x})["y"], want, rtol=1e-5, atol=1e-5 * np.abs(want).max())

@@ -104,8 +104,9 @@ uint32_t conv2d_epilogue_support(const OpView& op) {
              : kEpilogueNone;
 }
 
-// Folds y = scale[o] * conv(x) + shift[o] into the filter (each output channel's weights scaled) and
-// the bias (scaled and shifted, in float64): new constants of the filter's type.
+// Folds y = scale[o] * conv(x) + shift[o] into the filter (each output channel's weights scaled: for
+// float32, by the kernel as it packs them, Conv2dParams::filter_scale; for float16, a new constant)
+// and the bias (scaled and shifted, in float64: a new constant of the filter's type).
 bool conv2d_absorb_channel_affine(Node& node, std::vector<OperandInfo>& operands, const ChannelAffine& map) {
   Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
   const size_t channels = params.out_channels;
@@ -113,12 +114,20 @@ bool conv2d_absorb_channel_affine(Node& node, std::vector<OperandInfo>& operands
   std::vector<double> bias(channels, 0.0);
   if (params.has_bias) bias = float_constant_values(operands[size_t(node.inputs[2])]);
   if (bias.size() != channels) return false;
-  const OperandDescriptor filter_desc = operands[size_t(node.inputs[1])].desc;
-  const bool channel_major = params.filter_layout == "oihw" || params.filter_layout == "ohwi";
-  const int filter = add_channel_scaled_constant(operands, node.inputs[1], map, channels, channel_major);
-  if (filter < 0) return false;
+  const OperandInfo& filter_info = operands[size_t(node.inputs[1])];
+  const OperandDescriptor filter_desc = filter_info.desc;
+  if (filter_info.kind != OperandInfo::Kind::kConstant || !filter_info.constant_data) return false;
+  if (filter_desc.data_type == DataType::kFloat32) {
+    // The kernel scales the filter as it packs it: no scaled copy of the weights.
+    if (params.filter_scale.empty()) params.filter_scale.assign(channels, 1.0f);
+    for (size_t o = 0; o < channels; ++o) params.filter_scale[o] = float(params.filter_scale[o] * map.scale_at(o));
+  } else {
+    const bool channel_major = params.filter_layout == "oihw" || params.filter_layout == "ohwi";
+    const int filter = add_channel_scaled_constant(operands, node.inputs[1], map, channels, channel_major);
+    if (filter < 0) return false;
+    set_operand_argument(node, "filter", filter);
+  }
   for (size_t o = 0; o < channels; ++o) bias[o] = bias[o] * map.scale_at(o) + map.shift_at(o);
-  set_operand_argument(node, "filter", filter);
   set_operand_argument(node, "bias", add_float_constant(operands, {filter_desc.data_type, {uint32_t(channels)}}, bias));
   params.has_bias = true;
   node.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);

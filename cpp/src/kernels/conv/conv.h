@@ -1,6 +1,7 @@
 // Convolution family.
 #pragma once
 #include <limits>
+#include <vector>
 
 #include "kernels/kernel.h"
 #include "kernels/unary/unary.h"
@@ -17,6 +18,9 @@ struct Conv2dParams {
   bool nhwc;                  // input and output layout
   std::string filter_layout;  // oihw | hwio | ohwi | ihwo
   bool has_bias;
+  // Per output channel, a factor the filter is multiplied by when it is packed (empty: none): a
+  // batch normalization or per-channel scale the compiler folded into this convolution.
+  std::vector<float> filter_scale;
   // A fused residual (float32 only): an addend of the output's shape, the kernel's last input, added
   // after the bias and before the activation.
   bool has_residual = false;

@@ -95,6 +95,17 @@ struct PreparedFilter {
   std::vector<float> bias;
 };
 
+// Multiplies the values of output channel c by scale[c], in place, in a packed GEMM operand: panels
+// of `per_panel` channels (each a row of A, or a column of B) over K, `stride` floats per k.
+void scale_packed_channels(float* data, size_t channels, size_t K, size_t per_panel, size_t stride,
+                           const float* scale) {
+  for (size_t c0 = 0; c0 < channels; c0 += per_panel, data += K * stride) {
+    const size_t count = std::min(per_panel, channels - c0);
+    for (size_t k = 0; k < K; ++k)
+      for (size_t i = 0; i < count; ++i) data[k * stride + i] *= scale[c0 + i];
+  }
+}
+
 std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType type, const void* filter,
                                                const void* bias) {
   // NCHW convolutions multiply the filter rows by im2col columns built from the input.
@@ -109,12 +120,24 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
   // A float32 filter whose per-output-channel rows already are the GEMM's K order (oihw for NCHW,
   // ohwi for NHWC) is packed straight from the caller's memory.
   const bool rows_in_k_order = type == DataType::kFloat32 && (p.filter_layout == (p.nhwc ? "ohwi" : "oihw"));
+  const auto channel_scale = [&](size_t o) { return p.filter_scale.empty() ? 1.0f : p.filter_scale[o]; };
   if (rows_in_k_order) {
     const float* f = static_cast<const float*>(filter);
     for (size_t g = 0; g < p.groups; ++g) {
       const float* group = f + g * Og * rows;
-      if (!p.nhwc && !p.nchw_transposed) prepared->rows.push_back(pack_a_f32(Og, rows, group, rows));
-      else prepared->groups.push_back(pack_b_f32(rows, Og, group, rows, true));
+      if (!p.nhwc && !p.nchw_transposed) {
+        prepared->rows.push_back(pack_a_f32(Og, rows, group, rows));
+        const PackedA& a = prepared->rows.back();
+        if (!p.filter_scale.empty())
+          scale_packed_channels(reinterpret_cast<float*>(a.data->data()), Og, rows, a.panel_rows, a.mr,
+                                p.filter_scale.data() + g * Og);
+      } else {
+        prepared->groups.push_back(pack_b_f32(rows, Og, group, rows, true));
+        const PackedB& b = prepared->groups.back();
+        if (!p.filter_scale.empty())
+          scale_packed_channels(reinterpret_cast<float*>(b.data->data()), Og, rows, b.nr, b.nr,
+                                p.filter_scale.data() + g * Og);
+      }
     }
     return prepared;
   }
@@ -126,7 +149,8 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
           for (size_t kh = 0; kh < KH; ++kh)
             for (size_t kw = 0; kw < KW; ++kw)
               matrix[o * rows + (i * KH + kh) * KW + kw] =
-                  load_float(filter, type, (g * Og + o) * fs.o + i * fs.i + kh * fs.h + kw * fs.w);
+                  load_float(filter, type, (g * Og + o) * fs.o + i * fs.i + kh * fs.h + kw * fs.w) *
+                  channel_scale(g * Og + o);
       prepared->rows.push_back(pack_a_f32(Og, rows, matrix.data(), rows));
     }
     return prepared;
@@ -139,7 +163,8 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
         for (size_t i = 0; i < Ig; ++i)
           for (size_t o = 0; o < Og; ++o)
             matrix[(p.nhwc ? (kh * KW + kw) * Ig + i : (i * KH + kh) * KW + kw) * Og + o] =
-                load_float(filter, type, (g * Og + o) * fs.o + i * fs.i + kh * fs.h + kw * fs.w);
+                load_float(filter, type, (g * Og + o) * fs.o + i * fs.i + kh * fs.h + kw * fs.w) *
+                channel_scale(g * Og + o);
     prepared->groups.push_back(pack_b_f32(rows, Og, matrix.data(), Og));
   }
   return prepared;

@@ -46,7 +46,8 @@ std::shared_ptr<const DepthwiseWeights> prepare_weights(const Conv2dParams& p, c
     for (size_t kh = 0; kh < plan.kernel_h; ++kh)
       for (size_t kw = 0; kw < plan.kernel_w; ++kw) {
         const size_t tap = kh * plan.kernel_w + kw;
-        const float w = load_float(filter, type, c * fs.o + kh * fs.h + kw * fs.w);
+        const float w = load_float(filter, type, c * fs.o + kh * fs.h + kw * fs.w) *
+                        (p.filter_scale.empty() ? 1.0f : p.filter_scale[c]);
         prepared->weights[plan.nhwc ? tap * channel_stride + c : c * taps + tap] = w;
       }
     if (bias) prepared->bias[c] = load_float(bias, type, c);
