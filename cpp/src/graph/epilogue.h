@@ -24,7 +24,7 @@ struct Epilogue {
   Addend addend = Addend::kNone;  // the addend is the kernel's last input
   float clamp_min = -std::numeric_limits<float>::infinity();
   float clamp_max = std::numeric_limits<float>::infinity();
-  FusedActivation activation;
+  FusedActivation activation{};
 
   bool has_residual() const { return addend == Addend::kResidual; }
   bool has_column_bias() const { return addend == Addend::kColumnBias; }

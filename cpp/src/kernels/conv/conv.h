@@ -20,7 +20,7 @@ struct Conv2dParams {
   bool has_bias;
   // Per output channel, a factor the filter is multiplied by when it is packed (empty: none): a
   // batch normalization or per-channel scale the compiler folded into this convolution.
-  std::vector<float> filter_scale;
+  std::vector<float> filter_scale{};
   // A fused residual (float32 only): an addend of the output's shape, the kernel's last input, added
   // after the bias and before the activation.
   bool has_residual = false;
@@ -28,7 +28,7 @@ struct Conv2dParams {
   float activation_min = -std::numeric_limits<float>::infinity();
   float activation_max = std::numeric_limits<float>::infinity();
   // Then a fused element-wise op (sigmoid, SiLU, hardSwish, ...), float32 only.
-  FusedActivation activation;
+  FusedActivation activation{};
   // NCHW only: run as the transposed product [pixels][O] (filter packed as B), then transpose the
   // result, instead of [O][pixels]. The compiler's layout pass decides (conv2d_prefers_transposed).
   bool nchw_transposed = false;

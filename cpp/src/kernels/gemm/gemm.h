@@ -86,7 +86,7 @@ struct MatmulEpilogue {
   bool residual = false, column_bias = false;
   float min = -std::numeric_limits<float>::infinity();
   float max = std::numeric_limits<float>::infinity();
-  FusedActivation activation;
+  FusedActivation activation{};
 };
 
 // matmul with broadcast batch dims; float32 or float16 (computed in float32). A constant 2-D-batch B
