@@ -95,7 +95,10 @@ inline VF load(const float* p, Mask m) { return VF(_mm512_maskz_loadu_ps(m, p));
 inline void store(float* p, VF v, Mask m) { _mm512_mask_storeu_ps(p, m, __m512(v)); }
 inline VF load_aligned(const float* p) { return VF(_mm512_load_ps(p)); }  // 64-byte aligned p
 // v clamped to [lo, hi]; the operand order keeps NaN.
-inline VF clamp(VF v, VF lo, VF hi) { return VF(_mm512_min_ps(__m512(hi), _mm512_max_ps(__m512(lo), __m512(v)))); }
+inline VF clamp(VF v, VF lo, VF hi) {
+  const __mmask16 all = 0xffff;
+  return VF(_mm512_maskz_min_ps(all, __m512(hi), _mm512_maskz_max_ps(all, __m512(lo), __m512(v))));
+}
 inline VI widen_u8(const uint8_t* p) {
   return VI(_mm512_maskz_cvtepu8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }

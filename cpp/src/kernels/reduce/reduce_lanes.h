@@ -199,7 +199,8 @@ inline V extreme(V acc, V x) {
   // maxps / minps give their second operand (x) where either is NaN: only a NaN acc needs a select.
   if constexpr (std::is_same_v<V, VF>) {
 #if WEBNN_KERNEL_ISA_LEVEL >= 2
-    const VF m = VF(kMax ? _mm512_max_ps(__m512(acc), __m512(x)) : _mm512_min_ps(__m512(acc), __m512(x)));
+    const __mmask16 all = 0xffff;  // the maskz_ forms: GCC 12 warns about the plain ones' undefined source
+    const VF m = VF(kMax ? _mm512_maskz_max_ps(all, __m512(acc), __m512(x)) : _mm512_maskz_min_ps(all, __m512(acc), __m512(x)));
 #else
     const VF m = VF(kMax ? _mm256_max_ps(__m256(acc), __m256(x)) : _mm256_min_ps(__m256(acc), __m256(x)));
 #endif
