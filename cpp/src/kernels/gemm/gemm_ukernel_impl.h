@@ -5,6 +5,7 @@
 // floats, 14x32 with 32 of 16). Edge tiles use the same code with fewer rows and one vector or a
 // masked last vector.
 #pragma once
+#include <type_traits>
 #include <utility>
 
 #include "kernels/gemm/gemm_ukernel.h"
@@ -38,6 +39,7 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
     // C's rows are far apart (cache misses): fetch them for writing while the K loop runs.
     __builtin_prefetch(c + i * ldc, 1);
     __builtin_prefetch(c + i * ldc + V * L - 1, 1);
+#pragma GCC unroll 4
     for (size_t v = 0; v < V; ++v) acc[i][v] = simd::splat(0.0f);
   }
   for (size_t k = 0; k < kc; ++k, a += MR, b += NR) {
@@ -49,32 +51,42 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
       for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
     }
   }
-  // The epilogue read into locals once: C's stores cannot alias them, so nothing is re-read per row.
+  // The epilogue, read into locals once (C's stores cannot alias them) and branch-free per element:
+  // an absent bias adds -0.0 and an absent clamp is [-inf, inf], both exact identities (NaN and -0.0
+  // pass through). Only adding C (later K blocks) and a residual are chosen per tile.
   const GemmTileEpilogue e = ep ? *ep : GemmTileEpilogue{nullptr, false, -__builtin_inff(), __builtin_inff(), nullptr, 0};
-  const VF lo = simd::splat(e.min), hi = simd::splat(e.max);
+  const VF lo = simd::splat(e.min), hi = simd::splat(e.max), none = simd::splat(-0.0f);
   const simd::Mask all = simd::all_lanes();
   VF col_bias[V];
+#pragma GCC unroll 4
   for (size_t v = 0; v < V; ++v)
-    col_bias[v] = !e.bias || e.bias_per_row ? simd::splat(0.0f)
+    col_bias[v] = !e.bias || e.bias_per_row ? none
                   : Full                    ? simd::load<VF>(e.bias + L * v)
                                             : simd::load(e.bias + L * v, v + 1 == V ? last : all);
+  const auto finish = [&](auto add_c, auto add_residual) {
 #pragma GCC unroll 16
-  for (size_t i = 0; i < R; ++i) {
-    float* row = c + i * ldc;
-    const VF row_bias = e.bias && e.bias_per_row ? simd::splat(e.bias[i]) : simd::splat(0.0f);
-    const float* residual = e.residual ? e.residual + i * e.residual_ld : nullptr;
-    for (size_t v = 0; v < V; ++v) {
-      const simd::Mask m = v + 1 == V ? last : all;
-      const auto load_c = [&](const float* p) { return Full ? simd::load<VF>(p) : simd::load(p, m); };
-      VF x = acc[i][v];
-      if (accumulate) x = x + load_c(row + L * v);
-      if (e.bias) x = x + (e.bias_per_row ? row_bias : col_bias[v]);
-      if (residual) x = x + load_c(residual + L * v);
-      if (ep) x = simd::clamp(x, lo, hi);
-      if (Full) simd::store(row + L * v, x);
-      else simd::store(row + L * v, x, m);
+    for (size_t i = 0; i < R; ++i) {
+      float* row = c + i * ldc;
+      const VF row_bias = e.bias && e.bias_per_row ? simd::splat(e.bias[i]) : none;
+      const float* residual = e.residual + i * e.residual_ld;
+#pragma GCC unroll 4
+      for (size_t v = 0; v < V; ++v) {
+        const simd::Mask m = v + 1 == V ? last : all;
+        const auto load_c = [&](const float* p) { return Full ? simd::load<VF>(p) : simd::load(p, m); };
+        VF x = acc[i][v];
+        if constexpr (decltype(add_c)::value) x = x + load_c(row + L * v);
+        x = x + col_bias[v] + row_bias;  // at most one of them is not -0.0
+        if constexpr (decltype(add_residual)::value) x = x + load_c(residual + L * v);
+        x = simd::clamp(x, lo, hi);
+        if (Full) simd::store(row + L * v, x);
+        else simd::store(row + L * v, x, m);
+      }
     }
-  }
+  };
+  using yes = std::true_type;
+  using no = std::false_type;
+  if (accumulate) e.residual ? finish(yes{}, yes{}) : finish(yes{}, no{});
+  else e.residual ? finish(no{}, yes{}) : finish(no{}, no{});
 }
 
 using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const GemmTileEpilogue*, size_t);
