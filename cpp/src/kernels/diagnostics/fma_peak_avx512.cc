@@ -23,7 +23,12 @@ float avx512_loop(uint64_t iterations, float scale, float offset) {
   __m512 sum = acc[0];
 #pragma GCC unroll 24
   for (int i = 1; i < kChains; ++i) sum = _mm512_add_ps(sum, acc[i]);
-  return _mm512_reduce_add_ps(sum);
+  // Summed through memory: GCC 12's _mm512_reduce_add_ps warns (-Wuninitialized) in its own header.
+  alignas(64) float lanes[16];
+  _mm512_store_ps(lanes, sum);
+  float total = 0.0f;
+  for (float lane : lanes) total += lane;
+  return total;
 }
 
 }  // namespace
