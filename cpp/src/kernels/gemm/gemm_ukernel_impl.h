@@ -68,7 +68,7 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
     for (size_t i = 0; i < R; ++i) {
       float* row = c + i * ldc;
       const VF row_bias = e.bias && e.bias_per_row ? simd::splat(e.bias[i]) : none;
-      const float* residual = e.residual + i * e.residual_ld;
+      const float* residual = add_residual ? e.residual + i * e.residual_ld : nullptr;
 #pragma GCC unroll 4
       for (size_t v = 0; v < V; ++v) {
         const simd::Mask m = v + 1 == V ? last : all;
