@@ -45,6 +45,41 @@ def test_conv2d_layouts_and_options(context, dtype, input_layout, filter_layout)
     np.testing.assert_allclose(out.astype(np.float64), ref, rtol=rtol, atol=atol * np.abs(ref).max())
 
 
+# The indirect GEMM (k x k filters, NHWC, and NCHW through NHWC): filter rows whose taps are read as
+# one run where they lie inside the image and tap by tap at the borders, strides, dilations, groups,
+# a batch, pixel counts that leave ragged tiles, and more output channels than one filter chunk.
+@pytest.mark.parametrize("input_layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("case", [
+    # n, c, h, w, o, kh, kw, groups, strides, dilations, padding
+    (1, 3, 23, 19, 16, 7, 7, 1, [2, 2], [1, 1], [3, 3, 3, 3]),    # a stem: 3 channels, stride 2
+    (2, 5, 9, 11, 19, 3, 3, 1, [1, 1], [1, 1], [1, 1, 1, 1]),
+    (1, 6, 10, 10, 8, 3, 3, 2, [1, 2], [1, 1], [0, 2, 1, 0]),     # groups: tap by tap
+    (1, 4, 12, 13, 7, 3, 2, 1, [1, 1], [2, 3], [2, 2, 3, 3]),     # dilated
+    (1, 16, 5, 5, 40, 5, 5, 1, [1, 1], [1, 1], [0, 0, 0, 0]),     # no padding: every row one run
+    (1, 130, 6, 6, 130, 3, 3, 1, [1, 1], [1, 1], [1, 1, 1, 1]),   # ragged channel and pixel tiles
+    (1, 512, 3, 3, 48, 3, 3, 1, [1, 1], [1, 1], [1, 1, 1, 1]),    # a filter panel larger than a chunk
+])
+def test_conv2d_indirect_gemm(context, input_layout, case):
+    n, c, h, w, o, kh, kw, groups, strides, dilations, padding = case
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+    f = (rng.standard_normal((o, c // groups, kh, kw)) / np.sqrt(c // groups * kh * kw)).astype(np.float32)
+    bias = rng.standard_normal(o).astype(np.float32)
+    ref = conv_reference(x.astype(np.float64), f.astype(np.float64), bias.astype(np.float64), strides, dilations,
+                         padding, groups)
+    xin = x if input_layout == "nchw" else x.transpose(0, 2, 3, 1).copy()
+    fin = f if input_layout == "nchw" else f.transpose(0, 2, 3, 1).copy()
+    builder = webnn.MLGraphBuilder(context)
+    y = builder.conv2d(builder.input("x", data_type="float32", shape=xin.shape), builder.constant(fin),
+                       padding=padding, strides=strides, dilations=dilations, groups=groups,
+                       input_layout=input_layout, filter_layout="oihw" if input_layout == "nchw" else "ohwi",
+                       bias=builder.constant(bias))
+    out = builder.build({"y": builder.relu(y)}).compute({"x": xin})["y"]
+    if input_layout == "nhwc":
+        out = out.transpose(0, 3, 1, 2)
+    np.testing.assert_allclose(out, np.maximum(ref, 0), rtol=1e-5, atol=1e-5 * np.abs(ref).max())
+
+
 def test_conv2d_defaults_depthwise_and_size_one(context):
     rng = np.random.default_rng(8)
     for (n, c, h, w, o, k, groups) in [(1, 1, 1, 1, 1, 1, 1), (1, 5, 4, 4, 5, 3, 5), (3, 2, 5, 5, 1, 5, 1)]:

@@ -160,9 +160,9 @@ const OpDef& conv2d_op() {
     d.absorb_channel_affine = conv2d_absorb_channel_affine;
     d.assign_layout = [](Node& node, const std::vector<OperandInfo>& operands) {
       Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
-      params.nchw_transposed = conv2d_prefers_transposed(params);
+      params.nchw_plan = conv2d_nchw_plan(params);
       node.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);
-      return params.nchw_transposed;
+      return params.nchw_plan != Conv2dParams::NchwPlan::kDirect;
     };
     return d;
   }();

@@ -29,14 +29,17 @@ struct Conv2dParams {
   float activation_max = std::numeric_limits<float>::infinity();
   // Then a fused element-wise op (sigmoid, SiLU, hardSwish, ...), float32 only.
   FusedActivation activation{};
-  // NCHW only: run as the transposed product [pixels][O] (filter packed as B), then transpose the
-  // result, instead of [O][pixels]. The compiler's layout pass decides (conv2d_prefers_transposed).
-  bool nchw_transposed = false;
+  // NCHW only: how the product runs. The compiler's layout pass decides (conv2d_nchw_plan).
+  enum class NchwPlan : uint8_t {
+    kDirect,      // [O][pixels] = the filter x im2col columns
+    kTransposed,  // [pixels][O] = im2col rows x the filter, then the result transposed
+    kViaNhwc,     // the input transposed to NHWC, the indirect GEMM, the result transposed back
+  };
+  NchwPlan nchw_plan = NchwPlan::kDirect;
 };
 
-// Whether an NCHW convolution is faster as the transposed product on the active kernels: when the
-// output pixels fill NR-wide panels much worse than the output channels do.
-bool conv2d_prefers_transposed(const Conv2dParams& p);
+// The fastest way to run an NCHW convolution on the active kernels (kDirect for NHWC and depthwise).
+Conv2dParams::NchwPlan conv2d_nchw_plan(const Conv2dParams& p);
 
 // Element strides of the filter's o, i, h, w axes for its layout (oihw | hwio | ohwi | ihwo).
 struct FilterStrides {
@@ -48,6 +51,14 @@ float load_float(const void* base, DataType type, size_t i);
 bool is_depthwise(const Conv2dParams& p);
 // [batch][rows][cols] -> [batch][cols][rows] (NCHW <-> NHWC), threaded over `pool`.
 void transpose_planes(const float* in, float* out, size_t batch, size_t rows, size_t cols, ThreadPool* pool);
+
+struct PackedB;
+struct GemmEpilogue;
+// An NHWC convolution as an indirect GEMM (conv2d_indirect.cc): the filter packed per group as
+// B = [kH*kW*I/g][O/g]; bias (O values) and residual (the output's shape) may be null; the epilogue's
+// clamp and activation apply. Threaded over `pool`.
+void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filter, const float* bias, const float* in,
+                        const float* residual, float* out, const GemmEpilogue& epilogue, ThreadPool* pool);
 
 // conv2d for float32/float16 (computed in float32); inputs: input, filter[, bias]. A constant filter
 // (and bias) given here is reordered and packed once.

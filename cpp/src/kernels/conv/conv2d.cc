@@ -1,8 +1,9 @@
-// conv2d on the GEMM driver, in the caller's layout (no transposes):
-// - NHWC: C[pixels][O/g] = im2col rows (built a chunk of pixels at a time; 1x1 needs none) x the
+// conv2d on the GEMM microkernels:
+// - NHWC: the indirect GEMM (conv2d_indirect.cc), C[pixels][O/g] = input rows read in place x the
 //   filter packed once as B = [kH*kW*I/g][O/g];
-// - NCHW: C[O/g][pixels] = the filter packed once as A x im2col columns packed straight into B
-//   panels a cache block at a time;
+// - NCHW k x k: the same through NHWC (the input and the result transposed);
+// - NCHW 1x1: C[O/g][pixels] = the filter packed once as A x the input rows (im2col columns when
+//   strided) packed into B panels a cache block at a time, or the transposed product;
 // - depthwise: its own kernel (conv_depthwise.h).
 // Bias and a fused activation run in the GEMM epilogue.
 #include <algorithm>
@@ -77,13 +78,18 @@ void finish_epilogue(float* out, const GemmEpilogue& ep, size_t count, ThreadPoo
 
 }  // namespace
 
-// Packing A and the final transpose cost more than packing B: measured worth it at 7x7 outputs, not
-// at 14x14.
-bool conv2d_prefers_transposed(const Conv2dParams& p) {
+Conv2dParams::NchwPlan conv2d_nchw_plan(const Conv2dParams& p) {
+  using Plan = Conv2dParams::NchwPlan;
+  if (p.nhwc || is_depthwise(p)) return Plan::kDirect;
+  // k x k filters: the indirect GEMM needs no im2col; the two transposes cost less than that (on
+  // ResNet-50's 3x3 layers, Zen 3: 1.1-1.6x faster with them).
+  if (p.kernel_h * p.kernel_w > 1) return Plan::kViaNhwc;
+  // Packing A and the final transpose cost more than packing B: measured worth it at 7x7 outputs, not
+  // at 14x14.
   const size_t nr = gemm_panel_width(), pixels = p.out_h * p.out_w, Og = p.out_channels / p.groups;
   const double pixel_fill = double(pixels) / double((pixels + nr - 1) / nr * nr);
   const double channel_fill = double(Og) / double((Og + nr - 1) / nr * nr);
-  return !p.nhwc && !is_depthwise(p) && pixel_fill < 0.8 * channel_fill;
+  return pixel_fill < 0.8 * channel_fill ? Plan::kTransposed : Plan::kDirect;
 }
 
 namespace {
@@ -119,13 +125,14 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
   const size_t rows = KH * KW * Ig;
   // A float32 filter whose per-output-channel rows already are the GEMM's K order (oihw for NCHW,
   // ohwi for NHWC) is packed straight from the caller's memory.
-  const bool rows_in_k_order = type == DataType::kFloat32 && (p.filter_layout == (p.nhwc ? "ohwi" : "oihw"));
+  const bool hwi = p.nhwc || p.nchw_plan == Conv2dParams::NchwPlan::kViaNhwc;
+  const bool rows_in_k_order = type == DataType::kFloat32 && (p.filter_layout == (hwi ? "ohwi" : "oihw"));
   const auto channel_scale = [&](size_t o) { return p.filter_scale.empty() ? 1.0f : p.filter_scale[o]; };
   if (rows_in_k_order) {
     const float* f = static_cast<const float*>(filter);
     for (size_t g = 0; g < p.groups; ++g) {
       const float* group = f + g * Og * rows;
-      if (!p.nhwc && !p.nchw_transposed) {
+      if (!p.nhwc && p.nchw_plan == Conv2dParams::NchwPlan::kDirect) {
         prepared->rows.push_back(pack_a_f32(Og, rows, group, rows));
         const PackedA& a = prepared->rows.back();
         if (!p.filter_scale.empty())
@@ -141,7 +148,7 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
     }
     return prepared;
   }
-  if (!p.nhwc && !p.nchw_transposed) {
+  if (!p.nhwc && p.nchw_plan == Conv2dParams::NchwPlan::kDirect) {
     std::vector<float> matrix(Og * rows);
     for (size_t g = 0; g < p.groups; ++g) {
       for (size_t o = 0; o < Og; ++o)
@@ -155,14 +162,14 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
     }
     return prepared;
   }
-  // B = [kH*kW*I/g][O/g] rows in (kh, kw, i) order for NHWC im2col rows, (i, kh, kw) for NCHW.
+  // B = [kH*kW*I/g][O/g] rows in (kh, kw, i) order for NHWC rows, (i, kh, kw) for NCHW im2col rows.
   std::vector<float> matrix(rows * Og);
   for (size_t g = 0; g < p.groups; ++g) {
     for (size_t kh = 0; kh < KH; ++kh)
       for (size_t kw = 0; kw < KW; ++kw)
         for (size_t i = 0; i < Ig; ++i)
           for (size_t o = 0; o < Og; ++o)
-            matrix[(p.nhwc ? (kh * KW + kw) * Ig + i : (i * KH + kh) * KW + kw) * Og + o] =
+            matrix[(hwi ? (kh * KW + kw) * Ig + i : (i * KH + kh) * KW + kw) * Og + o] =
                 load_float(filter, type, (g * Og + o) * fs.o + i * fs.i + kh * fs.h + kw * fs.w) *
                 channel_scale(g * Og + o);
     prepared->groups.push_back(pack_b_f32(rows, Og, matrix.data(), Og));
@@ -170,55 +177,38 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
   return prepared;
 }
 
-// Grouped or plain convolution through im2col chunks of output pixels.
-void conv_gemm_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float* in, const float* residual, float* out,
-                    ThreadPool* pool) {
-  const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w, O = p.out_channels;
-  const size_t KH = p.kernel_h, KW = p.kernel_w, Ig = C / p.groups, Og = O / p.groups;
-  const size_t K = KH * KW * Ig, pixels = p.batch * OH * OW;
-  const bool pointwise = is_pointwise(p);
+GemmEpilogue conv_epilogue(const Conv2dParams& p) {
   GemmEpilogue ep;
   ep.min = p.activation_min;
   ep.max = p.activation_max;
   ep.activation = activation_loop(p.activation);
-  ep.residual_ld = O;
-  if (pointwise) {  // the input already is the [pixels][C] matrix
-    for (size_t g = 0; g < p.groups; ++g) {
-      ep.bias = f.bias.empty() ? nullptr : f.bias.data() + g * Og;
-      ep.residual = residual ? residual + g * Og : nullptr;
-      gemm_f32_packed(pixels, Og, K, in + g * Ig, C, false, f.groups[g], out + g * Og, O, ep, pool);
-    }
-    return;
+  return ep;
+}
+
+void conv_indirect(const Conv2dParams& p, const PreparedFilter& f, const float* in, const float* residual, float* out,
+                   ThreadPool* pool) {
+  conv_indirect_nhwc(p, f.groups, f.bias.empty() ? nullptr : f.bias.data(), in, residual, out, conv_epilogue(p), pool);
+}
+
+// NCHW through the NHWC indirect GEMM: the input transposed in, the result transposed out; a
+// residual (NCHW) and what follows it in the epilogue are applied after the transpose.
+void conv_nchw_via_nhwc(const Conv2dParams& p, const PreparedFilter& f, const float* in, const float* residual,
+                        float* out, ThreadPool* pool) {
+  thread_local std::vector<float> in_nhwc, out_nhwc;
+  in_nhwc.resize(p.batch * p.in_h * p.in_w * p.in_channels);
+  out_nhwc.resize(p.batch * p.out_h * p.out_w * p.out_channels);
+  transpose_planes(in, in_nhwc.data(), p.batch, p.in_channels, p.in_h * p.in_w, pool);
+  Conv2dParams nhwc = p;
+  nhwc.nhwc = true;
+  const GemmEpilogue ep = conv_epilogue(p);
+  conv_indirect_nhwc(nhwc, f.groups, f.bias.empty() ? nullptr : f.bias.data(), in_nhwc.data(), nullptr,
+                     out_nhwc.data(), residual ? GemmEpilogue{} : ep, pool);
+  transpose_planes(out_nhwc.data(), out, p.batch, p.out_h * p.out_w, p.out_channels, pool);
+  if (residual) {
+    GemmEpilogue after = ep;
+    after.residual = residual;
+    finish_epilogue(out, after, p.batch * p.out_channels * p.out_h * p.out_w, pool);
   }
-  // Chunks of output pixels: each builds its im2col rows and runs a single-threaded GEMM.
-  const size_t chunk = std::max<size_t>(16, std::min<size_t>(256, (size_t(1) << 17) / std::max<size_t>(K, 1)));
-  const size_t chunks = (pixels + chunk - 1) / chunk;
-  pool->parallel_for(chunks * p.groups, 1, [&](size_t begin, size_t end) {
-    thread_local std::vector<float> rows;
-    rows.resize(chunk * K);
-    for (size_t t = begin; t < end; ++t) {
-      const size_t g = t % p.groups, c0 = (t / p.groups) * chunk, count = std::min(chunk, pixels - c0);
-      for (size_t r = 0; r < count; ++r) {
-        const size_t pixel = c0 + r, n = pixel / (OH * OW), oy = (pixel / OW) % OH, ox = pixel % OW;
-        float* dst = rows.data() + r * K;
-        for (size_t kh = 0; kh < KH; ++kh) {
-          const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
-          for (size_t kw = 0; kw < KW; ++kw, dst += Ig) {
-            const long long x = (long long)(ox * p.stride_w + kw * p.dilation_w) - (long long)p.pad_left;
-            if (y < 0 || y >= (long long)H || x < 0 || x >= (long long)W) {
-              std::memset(dst, 0, Ig * sizeof(float));
-              continue;
-            }
-            std::memcpy(dst, in + ((n * H + size_t(y)) * W + size_t(x)) * C + g * Ig, Ig * sizeof(float));
-          }
-        }
-      }
-      GemmEpilogue chunk_ep = ep;
-      chunk_ep.bias = f.bias.empty() ? nullptr : f.bias.data() + g * Og;
-      chunk_ep.residual = residual ? residual + c0 * O + g * Og : nullptr;
-      gemm_f32_packed(count, Og, K, rows.data(), K, false, f.groups[g], out + c0 * O + g * Og, O, chunk_ep, nullptr);
-    }
-  });
 }
 
 // Output pixels of one output row within a panel: `count` pixels from (oy, ox), at panel column
@@ -368,7 +358,8 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
       out = out_buffer.data();
     }
     const float* residual = p.has_residual ? static_cast<const float*>(args.inputs[p.has_bias ? 3 : 2]) : nullptr;
-    if (p.nhwc) conv_gemm_nhwc(p, *filter, in, residual, out, args.pool);
+    if (p.nhwc) conv_indirect(p, *filter, in, residual, out, args.pool);
+    else if (p.nchw_plan == Conv2dParams::NchwPlan::kViaNhwc) conv_nchw_via_nhwc(p, *filter, in, residual, out, args.pool);
     else conv_gemm_nchw(p, *filter, in, residual, out, args.pool);
     if (!f32) {
       float16* h = static_cast<float16*>(args.outputs[0]);

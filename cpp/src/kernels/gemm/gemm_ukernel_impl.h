@@ -3,7 +3,8 @@
 // gemm_ukernel_avx512.cc. The tile is kMr rows x kNr = 2 vectors of columns: 2 * kMr accumulators,
 // two B vectors and one broadcast A value fill the vector registers (6x16 with 16 registers of 8
 // floats, 14x32 with 32 of 16). Edge tiles use the same code with fewer rows and one vector or a
-// masked last vector.
+// masked last vector. The indirect variant reads A's rows in place through pointers (convolutions
+// without im2col).
 #pragma once
 #include <type_traits>
 #include <utility>
@@ -25,35 +26,28 @@ namespace {
 
 constexpr size_t MR = kGemmMr, NR = kGemmNr, L = simd::kLanes;
 
-// R rows x V vectors of columns; the last vector's columns are masked by `last`, unless the tile
-// is Full (every column: plain loads and stores, which are much cheaper than masked ones on AMD).
-template <size_t R, size_t V, bool Full>
-// No vector parameter: GCC then ends the function with vzeroupper, which the baseline (SSE) driver
-// code it returns to needs (dirty upper halves made that code twice as slow on Zen 3).
-void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
-          const GemmTileEpilogue* ep, size_t last_lanes) {
-  const simd::Mask last = simd::first_lanes(last_lanes);
-  VF acc[R][V];
+// Zeroes the accumulators; C's rows are far apart (cache misses): they are fetched for writing while
+// the K loop runs.
+template <size_t R, size_t V>
+__attribute__((always_inline)) inline void start_tile(VF (&acc)[R][V], float* c, size_t ldc) {
 #pragma GCC unroll 16
   for (size_t i = 0; i < R; ++i) {
-    // C's rows are far apart (cache misses): fetch them for writing while the K loop runs.
     __builtin_prefetch(c + i * ldc, 1);
     __builtin_prefetch(c + i * ldc + V * L - 1, 1);
 #pragma GCC unroll 4
     for (size_t v = 0; v < V; ++v) acc[i][v] = simd::splat(0.0f);
   }
-  for (size_t k = 0; k < kc; ++k, a += MR, b += NR) {
-    VF bv[V];
-    for (size_t v = 0; v < V; ++v) bv[v] = simd::load_aligned(b + L * v);
-#pragma GCC unroll 16
-    for (size_t i = 0; i < R; ++i) {
-      const VF ai = simd::splat(a[i]);
-      for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
-    }
-  }
-  // The epilogue, read into locals once (C's stores cannot alias them) and branch-free per element:
-  // an absent bias adds -0.0 and an absent clamp is [-inf, inf], both exact identities (NaN and -0.0
-  // pass through). Only adding C (later K blocks) and a residual are chosen per tile.
+}
+
+// Writes R rows x V vectors of accumulators to C through the epilogue; the last vector's columns are
+// masked by `last` unless the tile is Full (every column: plain loads and stores, which are much
+// cheaper than masked ones on AMD). Inlined into each tile so the accumulators stay in registers.
+// The epilogue is read into locals once (C's stores cannot alias them) and is branch-free per
+// element: an absent bias adds -0.0 and an absent clamp is [-inf, inf], both exact identities (NaN
+// and -0.0 pass through). Only adding C (later K blocks) and a residual are chosen per tile.
+template <size_t R, size_t V, bool Full>
+__attribute__((always_inline)) inline void store_tile(VF (&acc)[R][V], float* c, size_t ldc, bool accumulate,
+                                                      const GemmTileEpilogue* ep, simd::Mask last) {
   const GemmTileEpilogue e = ep ? *ep : GemmTileEpilogue{nullptr, false, -__builtin_inff(), __builtin_inff(), nullptr, 0};
   const VF lo = simd::splat(e.min), hi = simd::splat(e.max), none = simd::splat(-0.0f);
   const simd::Mask all = simd::all_lanes();
@@ -89,15 +83,63 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
   else e.residual ? finish(no{}, yes{}) : finish(no{}, no{});
 }
 
+// R rows x V vectors of columns from a packed A panel ([kc][MR]) and B panel ([kc][NR]).
+template <size_t R, size_t V, bool Full>
+// No vector parameter: GCC then ends the function with vzeroupper, which the baseline (SSE) driver
+// code it returns to needs (dirty upper halves made that code twice as slow on Zen 3).
+void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
+          const GemmTileEpilogue* ep, size_t last_lanes) {
+  VF acc[R][V];
+  start_tile<R, V>(acc, c, ldc);
+  for (size_t k = 0; k < kc; ++k, a += MR, b += NR) {
+    VF bv[V];
+    for (size_t v = 0; v < V; ++v) bv[v] = simd::load_aligned(b + L * v);
+#pragma GCC unroll 16
+    for (size_t i = 0; i < R; ++i) {
+      const VF ai = simd::splat(a[i]);
+      for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
+    }
+  }
+  store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, simd::first_lanes(last_lanes));
+}
+
+// The indirect tile: A's rows are read in place, `taps` times `channels` values each: for tap t, row
+// i's values are a[t * MR + i][0, channels). B is packed [taps * channels][NR].
+template <size_t R, size_t V, bool Full>
+void indirect_tile(size_t taps, size_t channels, const float* const* a, const float* b, float* c, size_t ldc,
+                   const GemmTileEpilogue* ep, size_t last_lanes) {
+  VF acc[R][V];
+  start_tile<R, V>(acc, c, ldc);
+  for (size_t t = 0; t < taps; ++t, a += MR) {
+    const float* rows[R];
+#pragma GCC unroll 16
+    for (size_t i = 0; i < R; ++i) rows[i] = a[i];
+    for (size_t k = 0; k < channels; ++k, b += NR) {
+      VF bv[V];
+      for (size_t v = 0; v < V; ++v) bv[v] = simd::load_aligned(b + L * v);
+#pragma GCC unroll 16
+      for (size_t i = 0; i < R; ++i) {
+        const VF ai = simd::splat(rows[i][k]);
+        for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
+      }
+    }
+  }
+  store_tile<R, V, Full>(acc, c, ldc, false, ep, simd::first_lanes(last_lanes));
+}
+
 using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const GemmTileEpilogue*, size_t);
+using IndirectTileFn = void (*)(size_t, size_t, const float* const*, const float*, float*, size_t,
+                                const GemmTileEpilogue*, size_t);
 
 template <size_t... R>
 constexpr auto make_tiles(std::index_sequence<R...>) {
   struct Table {
     TileFn one[MR + 1], two[MR + 1], full[MR + 1];
+    IndirectTileFn indirect_one[MR + 1], indirect_two[MR + 1], indirect_full[MR + 1];
   };
-  return Table{{nullptr, tile<R + 1, 1, false>...}, {nullptr, tile<R + 1, 2, false>...},
-               {nullptr, tile<R + 1, 2, true>...}};
+  return Table{{nullptr, tile<R + 1, 1, false>...},          {nullptr, tile<R + 1, 2, false>...},
+               {nullptr, tile<R + 1, 2, true>...},           {nullptr, indirect_tile<R + 1, 1, false>...},
+               {nullptr, indirect_tile<R + 1, 2, false>...}, {nullptr, indirect_tile<R + 1, 2, true>...}};
 }
 constexpr auto kTiles = make_tiles(std::make_index_sequence<MR>());
 
@@ -105,6 +147,13 @@ void f32_gemm_ukernel(size_t rows, size_t cols, size_t kc, const float* a, const
                       bool accumulate, const GemmTileEpilogue* ep) {
   const size_t last = cols % L ? cols % L : L;
   (cols == NR ? kTiles.full : cols > L ? kTiles.two : kTiles.one)[rows](kc, a, b, c, ldc, accumulate, ep, last);
+}
+
+void f32_igemm_ukernel(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a,
+                       const float* b, float* c, size_t ldc, const GemmTileEpilogue* ep) {
+  const size_t last = cols % L ? cols % L : L;
+  (cols == NR ? kTiles.indirect_full : cols > L ? kTiles.indirect_two : kTiles.indirect_one)[rows](
+      taps, channels, a, b, c, ldc, ep, last);
 }
 
 // Rows of A against one B panel; two accumulator sets (even/odd k) hide the FMA latency.
@@ -133,7 +182,7 @@ void f32_gemv_ukernel(size_t m, size_t kc, const float* a, size_t lda, const flo
 
 // The microkernel of this level, named for its tile (f32_gemm_<MR>x<NR>_<isa>).
 inline GemmUkernel f32_gemm_ukernel_of_level(const char* name) {
-  return {f32_gemm_ukernel, MR, NR, name, f32_gemv_ukernel};
+  return {f32_gemm_ukernel, MR, NR, name, f32_gemv_ukernel, f32_igemm_ukernel};
 }
 
 }  // namespace WEBNN_KERNEL_ISA

@@ -9,12 +9,8 @@ namespace {
 
 constexpr size_t MR = 4, NR = 16;
 
-void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b, float* c, size_t ldc,
-             bool accumulate, const GemmTileEpilogue* ep) {
-  float acc[MR][NR] = {};
-  for (size_t k = 0; k < kc; ++k, a += MR, b += NR)
-    for (size_t i = 0; i < MR; ++i)
-      for (size_t j = 0; j < NR; ++j) acc[i][j] += a[i] * b[j];
+void store(const float (&acc)[MR][NR], size_t rows, size_t cols, float* c, size_t ldc, bool accumulate,
+           const GemmTileEpilogue* ep) {
   for (size_t i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
     for (size_t j = 0; j < cols; ++j) {
@@ -29,6 +25,25 @@ void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b
   }
 }
 
+void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b, float* c, size_t ldc,
+             bool accumulate, const GemmTileEpilogue* ep) {
+  float acc[MR][NR] = {};
+  for (size_t k = 0; k < kc; ++k, a += MR, b += NR)
+    for (size_t i = 0; i < MR; ++i)
+      for (size_t j = 0; j < NR; ++j) acc[i][j] += a[i] * b[j];
+  store(acc, rows, cols, c, ldc, accumulate, ep);
+}
+
+void igemm(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a, const float* b, float* c,
+           size_t ldc, const GemmTileEpilogue* ep) {
+  float acc[MR][NR] = {};
+  for (size_t t = 0; t < taps; ++t, a += MR)
+    for (size_t k = 0; k < channels; ++k, b += NR)
+      for (size_t i = 0; i < rows; ++i)
+        for (size_t j = 0; j < NR; ++j) acc[i][j] += a[i][k] * b[j];
+  store(acc, rows, cols, c, ldc, false, ep);
+}
+
 void gemv(size_t m, size_t kc, const float* a, size_t lda, const float* b, float* c, size_t ldc) {
   for (size_t i = 0; i < m; ++i) {
     float acc[NR] = {};
@@ -40,6 +55,6 @@ void gemv(size_t m, size_t kc, const float* a, size_t lda, const float* b, float
 
 }  // namespace
 
-GemmUkernel f32_gemm_4x16_ref() { return {ukernel, MR, NR, "f32_gemm_4x16_ref", gemv}; }
+GemmUkernel f32_gemm_4x16_ref() { return {ukernel, MR, NR, "f32_gemm_4x16_ref", gemv, igemm}; }
 
 }  // namespace webnn

@@ -1,0 +1,84 @@
+// NHWC convolution as an indirect GEMM (no im2col): C[pixels][O/g] = A x B, where A's row for an
+// output pixel and filter tap is read in place from the input through a pointer (padding points at
+// zeros) and B is the filter packed once as [kH*kW*I/g][O/g].
+#include <algorithm>
+#include <vector>
+
+#include "kernels/conv/conv.h"
+#include "kernels/gemm/gemm.h"
+#include "kernels/platform.h"
+#include "core/thread_pool.h"
+
+namespace webnn {
+
+namespace {
+
+// B panels per chunk are limited so a chunk stays in L2 while a group of pixel tiles runs over it.
+constexpr size_t kFilterChunkBytes = 256 * 1024;
+constexpr size_t kMaxTilesPerItem = 32;
+
+}  // namespace
+
+void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filter, const float* bias, const float* in,
+                        const float* residual, float* out, const GemmEpilogue& base, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr;
+  const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w, O = p.out_channels;
+  const size_t taps = p.kernel_h * p.kernel_w, Ig = C / p.groups, Og = O / p.groups, groups = p.groups;
+  const size_t pixels = p.batch * OH * OW, tiles = (pixels + mr - 1) / mr, panels = (Og + nr - 1) / nr;
+  if (pixels == 0 || Og == 0) return;
+  const size_t panel_bytes = std::max<size_t>(1, taps * Ig * nr * sizeof(float));
+  const size_t chunk_panels = std::clamp<size_t>(kFilterChunkBytes / panel_bytes, 1, panels);
+  const size_t chunks = (panels + chunk_panels - 1) / chunk_panels;
+  // Enough items for every thread to get several (pool threads take contiguous ranges).
+  const size_t threads = size_t(pool->max_threads());
+  const size_t wanted_groups = std::max<size_t>(1, (4 * threads + groups * chunks - 1) / (groups * chunks));
+  const size_t tiles_per_item = std::clamp<size_t>((tiles + wanted_groups - 1) / wanted_groups, 1, kMaxTilesPerItem);
+  const size_t tile_groups = (tiles + tiles_per_item - 1) / tiles_per_item;
+  const bool merge_rows = groups == 1 && p.dilation_w == 1 && p.kernel_w > 1;
+  pool->parallel_for(groups * chunks * tile_groups, 1, [&](size_t begin, size_t end) {
+    thread_local std::vector<float> zeros;
+    thread_local std::vector<const float*> rows;
+    if (zeros.size() < p.kernel_w * Ig) zeros.assign(p.kernel_w * Ig, 0.0f);
+    rows.resize(taps * mr);
+    for (size_t item = begin; item < end; ++item) {
+      const size_t g = item / (chunks * tile_groups), chunk = item / tile_groups % chunks, group = item % tile_groups;
+      const size_t p0 = chunk * chunk_panels, p1 = std::min(panels, p0 + chunk_panels);
+      const size_t t0 = group * tiles_per_item, t1 = std::min(tiles, t0 + tiles_per_item);
+      for (size_t t = t0; t < t1; ++t) {
+        const size_t q0 = t * mr, count = std::min(mr, pixels - q0);
+        // When each pixel's filter rows lie inside the image horizontally (and channels are not
+        // split into groups), a filter row's taps are contiguous: one pointer per row, KW * I values.
+        bool rows_inside = merge_rows;
+        for (size_t i = 0; i < count && rows_inside; ++i) {
+          const long long x = (long long)((q0 + i) % OW * p.stride_w) - (long long)p.pad_left;
+          rows_inside = x >= 0 && x + (long long)p.kernel_w <= (long long)W;
+        }
+        const size_t row_taps = rows_inside ? p.kernel_w : 1;
+        for (size_t i = 0; i < count; ++i) {
+          const size_t q = q0 + i, n = q / (OH * OW), oy = q / OW % OH, ox = q % OW;
+          for (size_t kh = 0; kh < p.kernel_h; ++kh) {
+            const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
+            for (size_t kw = 0; kw < p.kernel_w; kw += row_taps) {
+              const long long x = (long long)(ox * p.stride_w + kw * p.dilation_w) - (long long)p.pad_left;
+              const bool inside = y >= 0 && y < (long long)H && x >= 0 && x < (long long)W;
+              rows[(kh * p.kernel_w + kw) / row_taps * mr + i] =
+                  inside ? in + ((n * H + size_t(y)) * W + size_t(x)) * C + g * Ig : zeros.data();
+            }
+          }
+        }
+        for (size_t panel = p0; panel < p1; ++panel) {
+          const size_t n0 = panel * nr, cols = std::min(nr, Og - n0), column = g * Og + n0;
+          GemmTileEpilogue ep{bias ? bias + column : nullptr, false, base.min, base.max,
+                              residual ? residual + q0 * O + column : nullptr, O};
+          float* c = out + q0 * O + column;
+          uk.igemm(count, cols, taps / row_taps, Ig * row_taps, rows.data(), filter[g].panel(panel), c, O, &ep);
+          if (base.activation)
+            for (size_t i = 0; i < count; ++i) base.activation(c + i * O, cols);
+        }
+      }
+    }
+  });
+}
+
+}  // namespace webnn
