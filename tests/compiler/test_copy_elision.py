@@ -4,6 +4,7 @@ place; every result equals the plan with the pass disabled, and the copy runs wh
 import numpy as np
 import pytest
 
+import webnn
 from webnn import _core
 
 RNG = np.random.default_rng(7)
@@ -134,9 +135,8 @@ def test_split_pieces_joined_again_by_concat(compare):
     np.testing.assert_allclose(out["y"], np.concatenate([e[:, 2:], e[:, :2]], 1), rtol=1e-6)
 
 
-def test_conv_outputs_concatenated_then_convolved(compare):
-    """YOLO's C2f shape: conv pieces (with fused epilogues) written into one buffer read by a conv."""
-    x = RNG.standard_normal((1, 4, 6, 6)).astype(np.float32)
+def _c2f_block():
+    """YOLO's C2f shape: conv pieces (with fused epilogues) concatenated, then convolved."""
     w1 = RNG.standard_normal((3, 4, 3, 3)).astype(np.float32)
     w2 = RNG.standard_normal((5, 4, 1, 1)).astype(np.float32)
     w3 = RNG.standard_normal((2, 12, 1, 1)).astype(np.float32)
@@ -147,9 +147,27 @@ def test_conv_outputs_concatenated_then_convolved(compare):
         c2 = b.clamp(b.conv2d(a, b.constant(w2)), min_value=0.0, max_value=6.0)
         joined = b.concat([c1, c2, b.sigmoid(a)], 1)
         return b.build({"y": b.conv2d(joined, b.constant(w3))})
+    return make, {"x": RNG.standard_normal((1, 4, 6, 6)).astype(np.float32)}
 
-    graph, _ = compare(make, {"x": x})
+
+def test_conv_outputs_concatenated_then_convolved(context, monkeypatch, same_results):
+    """In NCHW (nhwc_regions off) the conv pieces are written into one buffer read by a conv."""
+    make, feeds = _c2f_block()
+    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "nhwc_regions")
+    graph = make(webnn.MLGraphBuilder(context))
+    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "nhwc_regions,copy_elision")
+    plain = make(webnn.MLGraphBuilder(context))
+    same_results(graph, plain, feeds)
     assert _core.plan_steps(graph) == ["conv2d+relu", "conv2d+clamp", "sigmoid", "conv2d"]
+
+
+def test_channels_last_concat_copies(checked_twice):
+    """The same block channels-last (nhwc_regions): a channel concat is no longer contiguous pieces,
+    so it copies; the results stay those of the NCHW plan."""
+    make, feeds = _c2f_block()
+    graph, _ = checked_twice(make, feeds, "nhwc_regions")
+    assert _core.plan_steps(graph) == ["transpose", "conv2d+relu", "conv2d+clamp", "sigmoid", "concat", "conv2d",
+                                       "transpose"]
 
 
 def test_split_outputs_in_order_inside_a_concat(compare):

@@ -7,7 +7,8 @@ import pytest
 
 import webnn
 
-OPTIONAL = "constant_folding,op_recognition,transpose_folding,scale_folding,epilogue_fusion,copy_elision,in_place"
+OPTIONAL = ("constant_folding,op_recognition,transpose_folding,scale_folding,nhwc_regions,epilogue_fusion,copy_elision,"
+            "in_place")
 UNARY = ["relu", "sigmoid", "tanh", "neg", "abs", "exp", "hard_swish", "elu", "softsign"]
 BINARY = ["add", "mul", "sub", "max", "min"]
 
@@ -74,7 +75,8 @@ class RandomGraph:
         return builder.build(outputs), feeds
 
 
-ACTIVE = {"transpose_folding": 0, "scale_folding": 0, "epilogue_fusion": 0, "copy_elision": 0, "in_place": 0}
+ACTIVE = {"transpose_folding": 0, "scale_folding": 0, "nhwc_regions": 0, "epilogue_fusion": 0, "copy_elision": 0,
+          "in_place": 0}
 
 
 def _build(context, monkeypatch, graph, disabled):

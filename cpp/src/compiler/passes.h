@@ -17,10 +17,16 @@ void recognize_ops(CompileState& state);
 // Composes a transpose of a transpose into one, and turns a transpose that moves no data into a
 // reshape view. Needs remove_dead_code after it.
 void fold_transposes(CompileState& state);
+// Whether transposing a tensor of `in_shape` by `perm` keeps the order of its dimensions larger than
+// 1 (the transpose is then a reshape: a view).
+bool transpose_moves_no_data(const std::vector<int64_t>& perm, const std::vector<uint32_t>& in_shape);
 // Folds a per-channel affine map with constant parameters (batchNormalization, mul / add by a
 // per-channel constant) into the constant weights of the op producing its input (conv2d). Needs
 // remove_dead_code after it.
 void fold_scales(CompileState& state);
+// Runs an NCHW graph's convolutions, and the ops between them that can follow, channels-last, with a
+// transpose where each region is entered and left (a view where it moves no data).
+void convert_to_nhwc(CompileState& state);
 // Absorbs element-wise ops (an add, then a clamp) into the epilogue of the op producing their
 // input, as far as that op's lowering accepts (OpDef::epilogue_support).
 void fuse_epilogues(CompileState& state);

@@ -23,6 +23,7 @@ const Pass kPipeline[] = {
     {"transpose_folding", fold_transposes, true},
     {"scale_folding", fold_scales, true},
     {"dead_code", remove_dead_code, false},  // what folding left unread
+    {"nhwc_regions", convert_to_nhwc, true},
     {"epilogue_fusion", fuse_epilogues, true},
     {"layout", assign_layouts, true},
     {"lowering", lower_to_kernels, false},

@@ -64,6 +64,22 @@ int OpView::index_of(const std::string& name) const { return def_.argument_index
 
 void set_operand_argument(Node& node, const std::string& name, int id) {
   node.args[size_t(node.def->argument_index(name))] = OperandRef{id};
+  rebuild_inputs(node);
+}
+
+std::vector<OperandDescriptor> revalidate(Node& node, const std::vector<OperandInfo>& operands) {
+  OpView view(*node.def, node.args, operands, node.label);
+  std::vector<OperandDescriptor> outputs = node.def->infer(view);
+  node.attributes = view.kept();
+  return outputs;
+}
+
+int64_t nhwc_axis(int64_t nchw_axis) {
+  static const int64_t kAt[4] = {0, 3, 1, 2};
+  return kAt[nchw_axis];
+}
+
+void rebuild_inputs(Node& node) {
   node.inputs.clear();
   for (const Attr& a : node.args) {
     if (auto* ref = std::get_if<OperandRef>(&a)) node.inputs.push_back(ref->id);

@@ -242,6 +242,12 @@ struct OpDef {
   // active kernels (conv2d: an NCHW convolution's GEMM orientation), in its kept attributes; returns
   // whether it chose other than the default.
   bool (*assign_layout)(Node& node, const std::vector<OperandInfo>& operands) = nullptr;
+  // NHWC regions (compiler/passes/nhwc_regions.cc): rewrites this call, whose first parameter's
+  // operands (every operand of an element-wise op) the pass has replaced by their NHWC versions, to produce NHWC results: its layout arguments and its
+  // kept attributes (revalidate() re-derives them); false, and the node untouched, when it cannot.
+  // Element-wise ops need none. A region grows from the ops that prefer NHWC (nhwc_seed).
+  bool (*to_nhwc)(Node& node, const std::vector<OperandInfo>& operands) = nullptr;
+  bool (*nhwc_seed)(const Node& node, const std::vector<OperandInfo>& operands) = nullptr;
   // Epilogue fusion of a kActivation op: this call as the activation a kernel applies in place.
   FusedActivation (*fused_activation)(const OpView& op) = nullptr;
 
@@ -253,6 +259,13 @@ struct OpDef {
 // Points a node's operand argument `name` at operand `id` (a rewrite by a compiler pass), and
 // rebuilds its flattened inputs.
 void set_operand_argument(Node& node, const std::string& name, int id);
+// Rebuilds a node's flattened inputs from its operand arguments (after a pass rewrote them).
+void rebuild_inputs(Node& node);
+// Runs the node's validation again on its (rewritten) arguments: its kept attributes and output
+// descriptors.
+std::vector<OperandDescriptor> revalidate(Node& node, const std::vector<OperandInfo>& operands);
+// Where an NCHW axis sits in NHWC (0, 3, 1, 2).
+int64_t nhwc_axis(int64_t nchw_axis);
 
 // The registry: every op, in the spec's alphabetical order.
 const std::vector<const OpDef*>& all_ops();

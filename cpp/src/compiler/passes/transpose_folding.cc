@@ -8,9 +8,7 @@
 
 namespace webnn {
 
-namespace {
-
-bool moves_no_data(const std::vector<int64_t>& perm, const std::vector<uint32_t>& in_shape) {
+bool transpose_moves_no_data(const std::vector<int64_t>& perm, const std::vector<uint32_t>& in_shape) {
   int64_t last = -1;
   for (int64_t axis : perm) {
     if (in_shape[size_t(axis)] == 1) continue;
@@ -19,8 +17,6 @@ bool moves_no_data(const std::vector<int64_t>& perm, const std::vector<uint32_t>
   }
   return true;
 }
-
-}  // namespace
 
 void fold_transposes(CompileState& state) {
   GraphIR& ir = state.graph;
@@ -47,7 +43,7 @@ void fold_transposes(CompileState& state) {
       ++composed;
     }
     const int y = node.outputs[0];
-    if (moves_no_data(perm, ir.operands[size_t(x)].desc.shape)) {
+    if (transpose_moves_no_data(perm, ir.operands[size_t(x)].desc.shape)) {
       const std::vector<uint32_t>& shape = ir.operands[size_t(y)].desc.shape;
       node = Node{reshape, {OperandRef{x}, std::vector<int64_t>(shape.begin(), shape.end())}, node.label, {x}, {y}, nullptr};
       ++to_views;

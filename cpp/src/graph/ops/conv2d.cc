@@ -158,6 +158,19 @@ const OpDef& conv2d_op() {
       false,
       conv2d_epilogue_support};
     d.absorb_channel_affine = conv2d_absorb_channel_affine;
+    d.nhwc_seed = [](const Node& node, const std::vector<OperandInfo>& operands) {
+      return !OpView(node, operands).attributes<Conv2dParams>().nhwc;
+    };
+    d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
+      if (OpView(node, operands).attributes<Conv2dParams>().nhwc) return false;
+      node.args[size_t(node.def->argument_index("inputLayout"))] = std::string("nhwc");
+      // The kept parameters carry what earlier passes folded in (filter scales): updated, not re-derived.
+      Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
+      params.nhwc = true;
+      params.nchw_plan = Conv2dParams::NchwPlan::kDirect;
+      node.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);
+      return true;
+    };
     d.assign_layout = [](Node& node, const std::vector<OperandInfo>& operands) {
       Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
       params.nchw_plan = conv2d_nchw_plan(params);

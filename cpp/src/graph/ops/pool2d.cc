@@ -84,7 +84,7 @@ Kernel lower_pool2d(const OpView& op, const std::vector<OperandDescriptor>& outp
 
 template <PoolOp Op>
 OpDef pool2d_def(const char* name, DataTypeSet types) {
-  return OpDef{name,
+  OpDef d{name,
                {{"input", ParamKind::kOperand}},
                {{"windowDimensions", ParamKind::kUintList},
                 {"padding", ParamKind::kUintList, std::vector<int64_t>{0, 0, 0, 0}},
@@ -96,6 +96,14 @@ OpDef pool2d_def(const char* name, DataTypeSet types) {
                {{"input", types, 4, 4}, {"output", types, 4, 4}},
                infer_pool2d,
                lower_pool2d<Op>};
+  d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
+    Attr& layout = node.args[size_t(node.def->argument_index("layout"))];
+    if (std::get<std::string>(layout) != "nchw") return false;
+    layout = std::string("nhwc");
+    revalidate(node, operands);
+    return true;
+  };
+  return d;
 }
 
 }  // namespace

@@ -1,0 +1,113 @@
+"""The nhwc_regions pass (compiler/passes/nhwc_regions.cc): an NCHW graph's convolutions, and the
+ops between them that can follow, run channels-last, with one transpose into each region and one
+out where NCHW is read again; the results are those of the NCHW plan (to float32 rounding: the
+filter taps are summed in another order)."""
+import re
+
+import numpy as np
+import pytest
+
+from webnn import _core
+
+RNG = np.random.default_rng(5)
+
+
+def _weights(*shape):
+    return (RNG.standard_normal(shape) / np.sqrt(np.prod(shape[1:]))).astype(np.float32)
+
+
+def _log(graph):
+    return dict(_core.plan_passes(graph))["nhwc_regions"]
+
+
+def _counts(graph):
+    match = re.match(r"(\d+) nodes run channels-last, (\d+) transposes into NHWC, (\d+) back to NCHW", _log(graph))
+    assert match, _log(graph)
+    return tuple(int(v) for v in match.groups())
+
+
+def _check(build_twice, make, feeds):
+    graph, plain = build_twice(make, "nhwc_regions")
+    got, want = graph.compute(feeds), plain.compute(feeds)
+    for name in want:
+        assert got[name].shape == want[name].shape
+        np.testing.assert_allclose(got[name], want[name], rtol=1e-5, atol=1e-5 * max(1.0, np.abs(want[name]).max()))
+    return graph
+
+
+def test_residual_network_is_one_region(build_twice):
+    x = RNG.standard_normal((1, 3, 20, 20)).astype(np.float32)
+    w0, w1, w2 = _weights(8, 3, 3, 3), _weights(8, 8, 3, 3), _weights(8, 8, 1, 1)
+    fc = _weights(8, 5)
+
+    def make(b):
+        a = b.input("x", data_type="float32", shape=[1, 3, 20, 20])
+        y = b.relu(b.conv2d(a, b.constant(w0), strides=[2, 2], padding=[1, 1, 1, 1]))
+        y = b.max_pool2d(y, window_dimensions=[3, 3], strides=[2, 2], padding=[1, 1, 1, 1])
+        z = b.relu(b.conv2d(y, b.constant(w1), padding=[1, 1, 1, 1]))
+        y = b.relu(b.add(b.conv2d(z, b.constant(w2)), y))
+        pooled = b.reshape(b.average_pool2d(y), [1, 8])  # global: [1, 1, 1, 8] in NHWC, a view back
+        return b.build({"logits": b.matmul(pooled, b.constant(fc)), "features": y})
+
+    graph = _check(build_twice, make, {"x": x})
+    converted, entries, exits = _counts(graph)
+    assert converted == 9 and entries == 1  # 3 convs, 3 relus, the add and both pools
+    assert exits == 2  # the features (a graph output) and the pooled vector (a view: it moves no data)
+    assert _core.plan_steps(graph).count("transpose") == 2  # into the region, and the features out
+
+
+def test_a_lone_convolution_is_left_to_its_kernel(build_twice):
+    x = RNG.standard_normal((1, 4, 9, 9)).astype(np.float32)
+    w = _weights(6, 4, 3, 3)
+
+    def make(b):
+        return b.build({"y": b.relu(b.conv2d(b.input("x", data_type="float32", shape=[1, 4, 9, 9]), b.constant(w),
+                                             padding=[1, 1, 1, 1]))})
+
+    graph = _check(build_twice, make, {"x": x})
+    assert _log(graph).startswith("0 nodes run channels-last (1 NCHW convolutions")
+    assert "transpose" not in _core.plan_steps(graph)
+
+
+def test_ops_that_cannot_follow_read_nchw(build_twice):
+    """softmax over channels and a pool declared NHWC (on NCHW-shaped data) end the region; an
+    element-wise op with a rank-4 constant, resample2d, split and concat follow."""
+    x = RNG.standard_normal((2, 4, 6, 8)).astype(np.float32)
+    w1, w2 = _weights(6, 4, 3, 3), _weights(4, 6, 1, 1)
+    scale = RNG.standard_normal((1, 6, 1, 1)).astype(np.float32)
+
+    def make(b):
+        a = b.input("x", data_type="float32", shape=[2, 4, 6, 8])
+        y = b.sub(b.constant(scale), b.conv2d(a, b.constant(w1), padding=[1, 1, 1, 1]))  # not folded
+        up = b.resample2d(y, scales=[2.0, 2.0])
+        p, q = b.split(up, 2, axis=1)
+        joined = b.concat([q, b.sigmoid(p)], 1)
+        soft = b.softmax(joined, 1)
+        z = b.conv2d(soft, b.constant(w2))
+        pooled = b.max_pool2d(z, window_dimensions=[2, 2], layout="nhwc")  # reads [2, 4, 12, 16] as NHWC
+        return b.build({"z": z, "pooled": pooled})
+
+    graph = _check(build_twice, make, {"x": x})
+    converted, entries, exits = _counts(graph)
+    assert converted == 7  # conv, mul, resample2d, split, sigmoid, concat, conv
+    assert entries == 3 and exits == 2  # x, the constant (a view) and softmax's result in; concat and z out
+    steps = _core.plan_steps(graph)
+    assert "softmax" in steps and "resample2d" in steps and "maxPool2d" in steps
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_float16_and_a_batch(build_twice, dtype):
+    x = RNG.standard_normal((3, 5, 7, 7)).astype(dtype)
+    w1, w2 = _weights(8, 5, 3, 3).astype(dtype), _weights(8, 8, 3, 3).astype(dtype)
+
+    def make(b):
+        a = b.input("x", data_type=dtype, shape=[3, 5, 7, 7])
+        y = b.clamp(b.conv2d(a, b.constant(w1), padding=[1, 1, 1, 1]), min_value=0.0, max_value=6.0)
+        return b.build({"y": b.average_pool2d(b.conv2d(y, b.constant(w2), dilations=[2, 2], padding=[2, 2, 2, 2]),
+                                              window_dimensions=[3, 3], strides=[2, 2])})
+
+    graph, plain = build_twice(make, "nhwc_regions")
+    assert _counts(graph)[0] == 4
+    got, want = graph.compute({"x": x})["y"], plain.compute({"x": x})["y"]
+    tolerance = 1e-5 if dtype == "float32" else 1e-2
+    np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance)
