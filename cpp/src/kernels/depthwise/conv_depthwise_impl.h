@@ -487,26 +487,31 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
   const size_t ox_lo = std::min(OW, (g.pad_left + sw - 1) / sw);
   const ptrdiff_t last = ptrdiff_t(W - 1 + g.pad_left) - ptrdiff_t((KW - 1) * dw);
   const size_t ox_hi = std::max(ox_lo, last < 0 ? 0 : std::min(OW, size_t(last) / sw + 1));
-  for (size_t c = c0; c < c1; c += V::kLanes) {
-    const typename V::Mask mask = V::first(c1 - c);
-    const typename V::T b = V::load(bias + c);
-    const float* w = weights + kh0 * w_row_step + c;
-    for (size_t ox = 0; ox < OW; ++ox) {  // edge pixels, one at a time with their clipped window
-      if (ox == ox_lo) ox = ox_hi;
-      if (ox == OW) break;
-      size_t kw0, kw1;
-      valid_taps(ptrdiff_t(ox * sw) - ptrdiff_t(g.pad_left), dw, KW, W, kw0, kw1);
-      const float* src = rows + (kw1 > kw0 ? (ox * sw + kw0 * dw - g.pad_left) * C : 0) + c;
-      f32_dwconv_nhwc_tile<V, 1, kMasked>(src, pixel_step, kh1 - kh0, row_step, kw1 - kw0, col_step, w + kw0 * w_col_step,
-                                          w_row_step, w_col_step, b, ep, dst_row + ox * C + c, C, mask);
-    }
-    for (size_t ox = ox_lo; ox < ox_hi; ox += kMaxTilePixels) {
-      with_count<kMaxTilePixels>(std::min(kMaxTilePixels, ox_hi - ox), [&](auto pixels) {
-        const float* src = rows + (ox * sw - g.pad_left) * C + c;
-        f32_dwconv_nhwc_tile<V, pixels(), kMasked>(src, pixel_step, kh1 - kh0, row_step, KW, col_step, w, w_row_step,
-                                                   w_col_step, b, ep, dst_row + ox * C + c, C, mask);
+  // Pixels outer, channel vectors inner: every vector of an input pixel's channels is read while the
+  // pixel is in L1 (channels outer streamed the window's rows from L2 once per vector).
+  const auto channels = [&](auto&& run) {
+    for (size_t c = c0; c < c1; c += V::kLanes) run(c, V::first(c1 - c), V::load(bias + c), weights + kh0 * w_row_step + c);
+  };
+  for (size_t ox = 0; ox < OW; ++ox) {  // edge pixels, one at a time with their clipped window
+    if (ox == ox_lo) ox = ox_hi;
+    if (ox == OW) break;
+    size_t kw0, kw1;
+    valid_taps(ptrdiff_t(ox * sw) - ptrdiff_t(g.pad_left), dw, KW, W, kw0, kw1);
+    const float* src = rows + (kw1 > kw0 ? (ox * sw + kw0 * dw - g.pad_left) * C : 0);
+    channels([&](size_t c, typename V::Mask mask, typename V::T b, const float* w) {
+      f32_dwconv_nhwc_tile<V, 1, kMasked>(src + c, pixel_step, kh1 - kh0, row_step, kw1 - kw0, col_step,
+                                          w + kw0 * w_col_step, w_row_step, w_col_step, b, ep, dst_row + ox * C + c, C,
+                                          mask);
+    });
+  }
+  for (size_t ox = ox_lo; ox < ox_hi; ox += kMaxTilePixels) {
+    with_count<kMaxTilePixels>(std::min(kMaxTilePixels, ox_hi - ox), [&](auto pixels) {
+      const float* src = rows + (ox * sw - g.pad_left) * C;
+      channels([&](size_t c, typename V::Mask mask, typename V::T b, const float* w) {
+        f32_dwconv_nhwc_tile<V, pixels(), kMasked>(src + c, pixel_step, kh1 - kh0, row_step, KW, col_step, w,
+                                                   w_row_step, w_col_step, b, ep, dst_row + ox * C + c, C, mask);
       });
-    }
+    });
   }
 }
 
