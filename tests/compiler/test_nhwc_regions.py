@@ -111,3 +111,20 @@ def test_float16_and_a_batch(build_twice, dtype):
     got, want = graph.compute({"x": x})["y"], plain.compute({"x": x})["y"]
     tolerance = 1e-5 if dtype == "float32" else 1e-2
     np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tolerance, atol=tolerance)
+
+
+def test_single_values_stay_in_the_region(build_twice):
+    """hardSwish written out with scalar constants (rank 0 and rank 1, as exporters write it) keeps
+    the region whole: single values are the same in any layout."""
+    x = RNG.standard_normal((1, 6, 8, 8)).astype(np.float32)
+    w1, w2 = _weights(6, 6, 3, 3), _weights(4, 6, 1, 1)
+
+    def make(b):
+        a = b.input("x", data_type="float32", shape=[1, 6, 8, 8])
+        y = b.conv2d(a, b.constant(w1), padding=[1, 1, 1, 1])
+        three, sixth = b.constant(np.float32(3.0)), b.constant(np.full([1], 1 / 6, np.float32))
+        gate = b.mul(b.clamp(b.add(y, three), min_value=0.0, max_value=6.0), sixth)
+        return b.build({"y": b.conv2d(b.mul(y, gate), b.constant(w2))})
+
+    graph = _check(build_twice, make, {"x": x})
+    assert _counts(graph) == (6, 1, 1)  # conv, add, clamp, mul, mul, conv

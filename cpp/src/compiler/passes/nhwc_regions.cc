@@ -21,10 +21,20 @@ OperandDescriptor permuted(const OperandDescriptor& desc, const std::vector<int6
   return out;
 }
 
+// A single value (a scalar constant): the same in any layout, never transposed.
+bool single_value(int id, const GraphIR& ir) {
+  size_t count = 1;
+  for (uint32_t d : ir.operands[size_t(id)].desc.shape) count *= d;
+  return count == 1;
+}
+
 bool all_rank4(const std::vector<int>& ids, const GraphIR& ir) {
-  for (int id : ids)
-    if (ir.operands[size_t(id)].desc.shape.size() != 4) return false;
-  return !ids.empty();
+  size_t rank4 = 0;
+  for (int id : ids) {
+    if (ir.operands[size_t(id)].desc.shape.size() == 4) ++rank4;
+    else if (!single_value(id, ir)) return false;
+  }
+  return rank4 > 0;
 }
 
 std::vector<int> values(const std::vector<int*>& ids) {
@@ -110,7 +120,8 @@ void convert_to_nhwc(CompileState& state) {
       nodes.push_back(std::move(node));
       continue;
     }
-    for (int* id : laid_out) *id = nhwc_input(*id, node.label);
+    for (int* id : laid_out)
+      if (ir.operands[size_t(*id)].desc.shape.size() == 4) *id = nhwc_input(*id, node.label);
     rebuild_inputs(node);
     if (node.def->to_nhwc ? !node.def->to_nhwc(node, ir.operands) : (revalidate(node, ir.operands), false)) {
       nodes.push_back(ir.nodes[n]);  // it cannot: it reads NCHW (the transposes made for it go unread)

@@ -473,6 +473,38 @@ inline void f32_dwconv_nhwc_tile(const float* src, size_t pixel_step, size_t kh_
   }
 }
 
+// kPixels adjacent output pixels (stride and dilation 1) x one vector of channels over a window of
+// kh_count rows x kKW columns, all inside the input: each input vector of a window row is loaded
+// once and used by every tap that reads it (kPixels + kKW - 1 loads per row, not kPixels * kKW),
+// the row's weights held in registers.
+template <class V, size_t kPixels, size_t kKW, bool kMasked>
+inline void f32_dwconv_nhwc_tile_s1(const float* src, size_t pixel_step, size_t kh_count, size_t row_step,
+                                    const float* w, size_t w_row_step, size_t w_col_step, typename V::T bias,
+                                    OutputEpilogue<V> ep, float* dst, size_t dst_step, typename V::Mask mask) {
+  using T = typename V::T;
+  T acc[kPixels];
+#pragma GCC unroll 8
+  for (size_t i = 0; i < kPixels; ++i) acc[i] = bias;
+  for (size_t kh = 0; kh < kh_count; ++kh) {
+    T wt[kKW];
+#pragma GCC unroll 8
+    for (size_t kw = 0; kw < kKW; ++kw) wt[kw] = V::load(w + kh * w_row_step + kw * w_col_step);
+    const float* s = src + kh * row_step;
+#pragma GCC unroll 16
+    for (size_t j = 0; j < kPixels + kKW - 1; ++j) {
+      const T x = kMasked ? V::load(s + j * pixel_step, mask) : V::load(s + j * pixel_step);
+#pragma GCC unroll 8
+      for (size_t kw = 0; kw < kKW; ++kw)
+        if (j >= kw && j - kw < kPixels) acc[j - kw] = V::fma(x, wt[kw], acc[j - kw]);
+    }
+  }
+#pragma GCC unroll 8
+  for (size_t i = 0; i < kPixels; ++i) {
+    if constexpr (kMasked) ep.store(dst + i * dst_step, acc[i], mask);
+    else ep.store(dst + i * dst_step, acc[i]);
+  }
+}
+
 // Output row oy of image n, channels [c0, c1).
 template <class V, bool kMasked>
 void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const float* bias, const float* image,
@@ -504,7 +536,21 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
                                           mask);
     });
   }
-  for (size_t ox = ox_lo; ox < ox_hi; ox += kMaxTilePixels) {
+  size_t ox = ox_lo;
+  if (sw == 1 && dw == 1 && (KW == 3 || KW == 5)) {  // full tiles reuse each loaded input vector
+    for (; ox + kMaxTilePixels <= ox_hi; ox += kMaxTilePixels) {
+      const float* src = rows + (ox - g.pad_left) * C;
+      channels([&](size_t c, typename V::Mask mask, typename V::T b, const float* w) {
+        if (KW == 3)
+          f32_dwconv_nhwc_tile_s1<V, kMaxTilePixels, 3, kMasked>(src + c, pixel_step, kh1 - kh0, row_step, w, w_row_step,
+                                                                 w_col_step, b, ep, dst_row + ox * C + c, C, mask);
+        else
+          f32_dwconv_nhwc_tile_s1<V, kMaxTilePixels, 5, kMasked>(src + c, pixel_step, kh1 - kh0, row_step, w, w_row_step,
+                                                                 w_col_step, b, ep, dst_row + ox * C + c, C, mask);
+      });
+    }
+  }
+  for (; ox < ox_hi; ox += kMaxTilePixels) {
     with_count<kMaxTilePixels>(std::min(kMaxTilePixels, ox_hi - ox), [&](auto pixels) {
       const float* src = rows + (ox * sw - g.pad_left) * C;
       channels([&](size_t c, typename V::Mask mask, typename V::T b, const float* w) {
