@@ -79,6 +79,13 @@ int64_t nhwc_axis(int64_t nchw_axis) {
   return kAt[nchw_axis];
 }
 
+bool to_nhwc_along_axis(Node& node, const std::vector<OperandInfo>& operands) {
+  Attr& axis = node.args[size_t(node.def->argument_index("axis"))];
+  axis = nhwc_axis(std::get<int64_t>(axis));
+  revalidate(node, operands);
+  return true;
+}
+
 void rebuild_inputs(Node& node) {
   node.inputs.clear();
   for (const Attr& a : node.args) {

@@ -266,6 +266,8 @@ void rebuild_inputs(Node& node);
 std::vector<OperandDescriptor> revalidate(Node& node, const std::vector<OperandInfo>& operands);
 // Where an NCHW axis sits in NHWC (0, 3, 1, 2).
 int64_t nhwc_axis(int64_t nchw_axis);
+// OpDef::to_nhwc for an op whose only layout argument is its "axis" (concat, split).
+bool to_nhwc_along_axis(Node& node, const std::vector<OperandInfo>& operands);
 
 // The registry: every op, in the spec's alphabetical order.
 const std::vector<const OpDef*>& all_ops();

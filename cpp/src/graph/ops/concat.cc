@@ -75,12 +75,7 @@ const OpDef& concat_op() {
             infer_concat,
             lower_concat};
     d.pieces_layout = concat_pieces;
-    d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
-      Attr& axis = node.args[size_t(node.def->argument_index("axis"))];
-      axis = nhwc_axis(std::get<int64_t>(axis));
-      revalidate(node, operands);
-      return true;
-    };
+    d.to_nhwc = to_nhwc_along_axis;
     return d;
   }();
   return def;

@@ -85,17 +85,17 @@ Kernel lower_pool2d(const OpView& op, const std::vector<OperandDescriptor>& outp
 template <PoolOp Op>
 OpDef pool2d_def(const char* name, DataTypeSet types) {
   OpDef d{name,
-               {{"input", ParamKind::kOperand}},
-               {{"windowDimensions", ParamKind::kUintList},
-                {"padding", ParamKind::kUintList, std::vector<int64_t>{0, 0, 0, 0}},
-                {"strides", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
-                {"dilations", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
-                {"layout", ParamKind::kEnum, std::string("nchw"), {"nchw", "nhwc"}},
-                {"outputShapeRounding", ParamKind::kEnum, std::string("floor"), {"floor", "ceil"}},
-                {"outputSizes", ParamKind::kUintList}},
-               {{"input", types, 4, 4}, {"output", types, 4, 4}},
-               infer_pool2d,
-               lower_pool2d<Op>};
+          {{"input", ParamKind::kOperand}},
+          {{"windowDimensions", ParamKind::kUintList},
+           {"padding", ParamKind::kUintList, std::vector<int64_t>{0, 0, 0, 0}},
+           {"strides", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
+           {"dilations", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
+           {"layout", ParamKind::kEnum, std::string("nchw"), {"nchw", "nhwc"}},
+           {"outputShapeRounding", ParamKind::kEnum, std::string("floor"), {"floor", "ceil"}},
+           {"outputSizes", ParamKind::kUintList}},
+          {{"input", types, 4, 4}, {"output", types, 4, 4}},
+          infer_pool2d,
+          lower_pool2d<Op>};
   d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
     Attr& layout = node.args[size_t(node.def->argument_index("layout"))];
     if (std::get<std::string>(layout) != "nchw") return false;

@@ -64,25 +64,25 @@ Kernel lower_resample2d(const OpView& op, const std::vector<OperandDescriptor>& 
 
 const OpDef& resample2d_op() {
   static const OpDef def = [] {
-  OpDef d{"resample2d",
-                         {{"input", ParamKind::kOperand}},
-                         {{"mode", ParamKind::kEnum, std::string("nearest-neighbor"), {"nearest-neighbor", "linear"}},
-                          {"scales", ParamKind::kFloatList, std::vector<double>{1.0, 1.0}},
-                          {"sizes", ParamKind::kUintList},
-                          {"axes", ParamKind::kUintList, std::vector<int64_t>{2, 3}}},
-                         {{"input", kResampleTypes, 4, 4}, {"output", kResampleTypes, 4, 4}},
-                         infer_resample2d,
-                         lower_resample2d};
-  d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
-    // The spatial axes (H, W) only: they stay in order in NHWC.
-    Attr& axes = node.args[size_t(node.def->argument_index("axes"))];
-    const auto* given = std::get_if<std::vector<int64_t>>(&axes);
-    if (given && *given != std::vector<int64_t>{2, 3}) return false;
-    axes = std::vector<int64_t>{1, 2};
-    revalidate(node, operands);
-    return true;
-  };
-  return d;
+    OpDef d{"resample2d",
+            {{"input", ParamKind::kOperand}},
+            {{"mode", ParamKind::kEnum, std::string("nearest-neighbor"), {"nearest-neighbor", "linear"}},
+             {"scales", ParamKind::kFloatList, std::vector<double>{1.0, 1.0}},
+             {"sizes", ParamKind::kUintList},
+             {"axes", ParamKind::kUintList, std::vector<int64_t>{2, 3}}},
+            {{"input", kResampleTypes, 4, 4}, {"output", kResampleTypes, 4, 4}},
+            infer_resample2d,
+            lower_resample2d};
+    d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
+      // The spatial axes (H, W) only: they stay in order in NHWC.
+      Attr& axes = node.args[size_t(node.def->argument_index("axes"))];
+      const auto* given = std::get_if<std::vector<int64_t>>(&axes);
+      if (given && *given != std::vector<int64_t>{2, 3}) return false;
+      axes = std::vector<int64_t>{1, 2};
+      revalidate(node, operands);
+      return true;
+    };
+    return d;
   }();
   return def;
 }

@@ -77,12 +77,7 @@ const OpDef& split_op() {
       return pieces_along_axis(PiecesLayout::Kind::kOutputsInInput, op.operand("input"),
                                size_t(op.integer("axis")), split_sizes(op));
     };
-    d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
-      Attr& axis = node.args[size_t(node.def->argument_index("axis"))];
-      axis = nhwc_axis(std::get<int64_t>(axis));
-      revalidate(node, operands);
-      return true;
-    };
+    d.to_nhwc = to_nhwc_along_axis;
     return d;
   }();
   return def;

@@ -177,6 +177,7 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
   return prepared;
 }
 
+// The fused clamp and activation (bias and residual are set per group by each path).
 GemmEpilogue conv_epilogue(const Conv2dParams& p) {
   GemmEpilogue ep;
   ep.min = p.activation_min;
@@ -287,11 +288,8 @@ void conv_gemm_nchw(const Conv2dParams& p, const PreparedFilter& f, const float*
   const size_t K = Ig * p.kernel_h * p.kernel_w, pixels = p.out_h * p.out_w;
   const bool pointwise = is_pointwise(p), transposed = !f.groups.empty();
   const size_t mr = kernel_table().gemm_f32.mr, nr = gemm_panel_width();
-  GemmEpilogue ep;
+  GemmEpilogue ep = conv_epilogue(p);
   ep.bias_per_row = !transposed;
-  ep.min = p.activation_min;
-  ep.max = p.activation_max;
-  ep.activation = activation_loop(p.activation);
   ep.residual_ld = pixels;
   GemmEpilogue transposed_ep;  // the residual, clamp and activation follow the final transpose
   thread_local std::vector<float> transposed_out;
