@@ -131,12 +131,17 @@ def conv_label(layer):
 
 
 # ---------------------------------------------------------------- timing
+LEAD_IN_SECONDS = 0.08
+
+
 def interleaved_times(fns, rounds, batch_seconds):
     """``{name: (median, min)}`` seconds per call of each ``{name: fn}``, the functions timed in turn.
 
     Each function is warmed up and given a batch size lasting about ``batch_seconds``; every round
     runs one batch of each function (the order rotating between rounds), each batch preceded by
-    one untimed call so that the previous library's idle threads do not land in the batch.
+    untimed calls for ``LEAD_IN_SECONDS``: the previous library's idle workers keep spinning for a
+    while after its last call (ONNX Runtime's for 40-60 ms on a 2-core Zen 3), and a timed batch
+    that shares the cores with them measures the two libraries together.
     """
     names = list(fns)
     batch = {}
@@ -153,7 +158,10 @@ def interleaved_times(fns, rounds, batch_seconds):
     for r in range(rounds):
         for name in names[r % len(names):] + names[:r % len(names)]:
             fn, n = fns[name], batch[name]
+            start = clock()
             fn()
+            while clock() - start < LEAD_IN_SECONDS:
+                fn()
             start = clock()
             for _ in range(n):
                 fn()

@@ -2,6 +2,8 @@
 resident memory over long runs (the slack each check allows is stated beside it)."""
 import gc
 import os
+import subprocess
+import sys
 import threading
 
 import numpy as np
@@ -180,3 +182,46 @@ def test_first_calls_from_many_threads_do_not_deadlock(tmp_path):
     for _ in range(3):
         result = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=300)
         assert result.returncode == 0 and "ok" in result.stdout, result.stderr[-2000:]
+
+
+def pool_graph(context):
+    """A matmul and a convolution large enough to split over the pool on every dispatch."""
+    rng = np.random.default_rng(7)
+    builder = webnn.MLGraphBuilder(context)
+    a = builder.input("a", data_type="float32", shape=[192, 256])
+    x = builder.input("x", data_type="float32", shape=[1, 16, 40, 40])
+    m = builder.matmul(a, builder.constant(rng.standard_normal((256, 160)).astype(np.float32)))
+    c = builder.conv2d(x, builder.constant(rng.standard_normal((32, 16, 3, 3)).astype(np.float32)), padding=[1, 1, 1, 1])
+    return builder.build({"m": builder.relu(m), "c": c})
+
+
+# Burns a core until its parent is gone (so a crashed test leaves nothing behind), 60 s at most.
+SPINNER = """
+import os, time
+parent, end = os.getppid(), time.monotonic() + 60
+while os.getppid() == parent and time.monotonic() < end:
+    for _ in range(100000):
+        pass
+"""
+
+
+def test_pool_results_unchanged_while_other_processes_hold_the_cores():
+    """Busy processes preempt the pool's helper in the middle of its chunks, so regions stall and
+    the pool drops to its caller alone for a while; every result must equal the one-thread run."""
+    rng = np.random.default_rng(8)
+    inputs = {"a": rng.standard_normal((192, 256)).astype(np.float32),
+              "x": rng.standard_normal((1, 16, 40, 40)).astype(np.float32)}
+    one = webnn.ml.create_context(num_threads=1)
+    expected = pool_graph(one).compute(inputs)
+    two = webnn.ml.create_context(num_threads=2)
+    graph = pool_graph(two)
+    spinners = [subprocess.Popen([sys.executable, "-c", SPINNER]) for _ in range(2)]
+    try:
+        for _ in range(60 if os.environ.get("WEBNN_SANITIZER") else 300):
+            got = graph.compute(inputs)
+            for name, value in expected.items():
+                np.testing.assert_array_equal(got[name], value)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()

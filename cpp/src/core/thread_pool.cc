@@ -7,8 +7,8 @@ namespace webnn {
 
 namespace {
 
-// The process-wide workers. A region is published by bumping `generation`; workers claim chunk
-// indices from `next_chunk` until none are left.
+// The process-wide workers. A region is published by bumping `generation`; the caller and the
+// workers claim its chunk indices (tagged with the generation) until none are left.
 class SharedWorkers {
  public:
   static SharedWorkers& instance() {
@@ -18,43 +18,68 @@ class SharedWorkers {
   int worker_count() const { return int(threads_.size()); }
 
   bool try_run(size_t chunks, int helpers, const std::function<void(size_t)>& chunk_fn) {
+    using Clock = std::chrono::steady_clock;
+    const auto start = Clock::now();
+    if (start.time_since_epoch().count() < solo_until_.load(std::memory_order_relaxed)) return false;
     std::unique_lock<std::mutex> region(region_mutex_, std::try_to_lock);
     if (!region.owns_lock()) return false;
+    uint64_t generation;
     {
       std::lock_guard<std::mutex> lock(mutex_);
       fn_ = &chunk_fn;
       chunk_count_ = chunks;
-      next_chunk_.store(0);
-      done_chunks_.store(0);
       active_helpers_ = helpers;
-      generation_.fetch_add(1, std::memory_order_release);
+      done_chunks_.store(0, std::memory_order_relaxed);
+      generation = generation_.load(std::memory_order_relaxed) + 1;
+      claims_.store(generation << kChunkBits, std::memory_order_release);
+      generation_.store(generation, std::memory_order_release);
     }
     cv_.notify_all();
-    work(chunk_fn, chunks);
-    // Wait for chunks other threads claimed.
+    const size_t own_chunks = work(&chunk_fn, chunks, generation);
+    if (done_chunks_.load(std::memory_order_acquire) == chunks) return true;
+    // Only chunks a helper has claimed are waited for: a helper that is late (parked, or preempted
+    // before it claimed anything) cannot claim this region's chunks once the caller took the last.
+    const auto waiting = Clock::now();
     while (done_chunks_.load(std::memory_order_acquire) < chunks) std::this_thread::yield();
-    {
-      std::unique_lock<std::mutex> lock(mutex_);
-      fn_ = nullptr;
-      idle_cv_.wait(lock, [&] { return running_ == 0; });
-    }
+    note_wait(Clock::now() - waiting, (waiting - start) / std::max<size_t>(own_chunks, 1));
     return true;
   }
 
  private:
+  // A helper that is not running (another process took its core) while it holds a chunk stalls
+  // the region for a scheduler slice. A wait far longer than one chunk takes the caller marks a
+  // stall; regions then run on their caller alone for a while (doubling while stalls repeat), so a
+  // contended machine runs at about one thread's speed instead of stalling on every region.
+  void note_wait(std::chrono::nanoseconds waited, std::chrono::nanoseconds chunk_time) {
+    const auto now = std::chrono::steady_clock::now();
+    if (waited < kStallWait || waited < 4 * chunk_time) {
+      if (now - last_stall_ > kCalm) solo_time_ = kFirstSolo;
+      return;
+    }
+    last_stall_ = now;
+    solo_until_.store((now + solo_time_).time_since_epoch().count(), std::memory_order_relaxed);
+    solo_time_ = std::min(solo_time_ * 2, kLongestSolo);
+  }
+
   SharedWorkers() {
     int n = std::max(1u, std::thread::hardware_concurrency()) - 1;
     for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
     for (auto& t : threads_) t.detach();
   }
 
-  void work(const std::function<void(size_t)>& fn, size_t chunks) {
-    for (;;) {
-      size_t c = next_chunk_.fetch_add(1);
-      if (c >= chunks) return;
-      fn(c);
+  // Claims chunk indices of region `generation` until none are left; a claim for a region that has
+  // been replaced fails, so `fn` is only called while its region is live. Returns the chunks run.
+  size_t work(const std::function<void(size_t)>* fn, size_t chunks, uint64_t generation) {
+    size_t ran = 0;
+    uint64_t claim = claims_.load(std::memory_order_acquire);
+    while ((claim >> kChunkBits) == generation && (claim & kChunkMask) < chunks) {
+      if (!claims_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
+      (*fn)(size_t(claim & kChunkMask));
       done_chunks_.fetch_add(1, std::memory_order_release);
+      ++ran;
+      claim = claims_.load(std::memory_order_acquire);
     }
+    return ran;
   }
 
   void loop(int index) {
@@ -69,34 +94,36 @@ class SharedWorkers {
         pause();
         if (spin % 64 == 0 && std::chrono::steady_clock::now() > spin_until) break;
       }
+      uint64_t generation;
       {
         std::unique_lock<std::mutex> lock(mutex_);
         cv_.wait(lock, [&] { return generation_.load() != seen; });
-        seen = generation_.load();
+        seen = generation = generation_.load();
         if (!fn_ || index >= active_helpers_) continue;
         fn = fn_;
         chunks = chunk_count_;
-        ++running_;
       }
-      work(*fn, chunks);
-      {
-        std::lock_guard<std::mutex> lock(mutex_);
-        --running_;
-      }
-      idle_cv_.notify_all();
+      work(fn, chunks, generation);
     }
   }
 
   std::vector<std::thread> threads_;
   std::mutex region_mutex_;
   std::mutex mutex_;
-  std::condition_variable cv_, idle_cv_;
+  std::condition_variable cv_;
   const std::function<void(size_t)>* fn_ = nullptr;
   size_t chunk_count_ = 0;
   int active_helpers_ = 0;
-  int running_ = 0;
   std::atomic<uint64_t> generation_{0};
   static constexpr std::chrono::microseconds kSpin{2000};
+  static constexpr std::chrono::microseconds kStallWait{300};
+  static constexpr std::chrono::microseconds kFirstSolo{2000};
+  static constexpr std::chrono::microseconds kLongestSolo{32000};
+  static constexpr std::chrono::milliseconds kCalm{100};
+  // Guarded by region_mutex_.
+  std::chrono::microseconds solo_time_ = kFirstSolo;
+  std::chrono::steady_clock::time_point last_stall_;
+  std::atomic<int64_t> solo_until_{0};                // steady_clock ticks
   static void pause() {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
@@ -104,7 +131,10 @@ class SharedWorkers {
     std::this_thread::yield();
 #endif
   }
-  std::atomic<size_t> next_chunk_{0};
+  // The live region's generation (high bits) and its next unclaimed chunk (low bits).
+  static constexpr int kChunkBits = 32;
+  static constexpr uint64_t kChunkMask = (uint64_t(1) << kChunkBits) - 1;
+  std::atomic<uint64_t> claims_{0};
   std::atomic<size_t> done_chunks_{0};
 };
 
