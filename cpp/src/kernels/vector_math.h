@@ -64,6 +64,9 @@ inline VF clamp_keep_nan(VF x, float lo, float hi) {
 inline VF exp(VF x) {
   // e^-104 rounds to 0 and e^88.8 overflows; NaN gives a NaN p.
   const ExpParts e = exp_parts(clamp_keep_nan(x, -104.0f, 88.8f), VF{});
+  // Within |x| <= 87, 2^n is a normal float and one (exact) multiply does; beyond (or NaN), the
+  // scaling that rounds once into the denormals or overflows.
+  if (!simd::any(~(simd::abs(x) <= 87.0f))) return e.p * simd::pow2i(e.n);
   return scale(e.p, e.n);
 }
 
@@ -132,11 +135,10 @@ inline VF tanh(VF x) {
   return x == 0.0f ? x : result;  // keeps -0
 }
 
-// 1 / (1 + e^-x), as e^x / (1 + e^x) for x < 0 (exp never overflows).
+// 1 / (1 + e^-x), as e^x / (1 + e^x) for x < 0 (exp never overflows): one division.
 inline VF sigmoid(VF x) {
   const VF e = exp(-simd::abs(x));
-  const VF d = 1.0f + e;
-  return x >= 0.0f ? 1.0f / d : e / d;
+  return (x >= 0.0f ? splat(1.0f) : e) / (1.0f + e);
 }
 
 // ln(1 + e^x) = max(x, 0) + ln(1 + e^-|x|).

@@ -105,9 +105,9 @@ void gemm_blocked(const BlockedGemm& g, size_t threads, ThreadPool* pool, const 
   size_t blocks = (extent + g.block_target - 1) / g.block_target;  // blocks that fit L2
   if (threads > 1 && (streamed_panels < 4 * threads || (blocks < 4 * threads && g.fixed_panels >= 2 * threads))) {
     // Too few cache-sized blocks to share out: pack all of the streamed operand once (in parallel),
-    // then, one K block at a time, give the threads tiles of (L2-sized streamed block) x (a group of
-    // fixed panels): each thread reads a K block of the packed operand about once, from L3 into its
-    // L2, instead of once per small block or fixed panel.
+    // then give the threads tiles of (L2-sized streamed block) x (a group of fixed panels), each
+    // running all its K blocks: one parallel region, and each thread reads the packed operand about
+    // once, from L3 into its L2, instead of once per small block or fixed panel.
     const size_t padded = streamed_panels * width;
     const float* packed = pack_whole(K, extent, width, pool, g.pack);
     const size_t block_panels = (streamed_panels + blocks - 1) / blocks;
@@ -115,16 +115,16 @@ void gemm_blocked(const BlockedGemm& g, size_t threads, ThreadPool* pool, const 
     const size_t groups = std::min(g.fixed_panels, (2 * threads + blocks - 1) / blocks);
     const size_t group_panels = (g.fixed_panels + groups - 1) / groups;
     const size_t tiles = blocks * ((g.fixed_panels + group_panels - 1) / group_panels);
-    for (size_t k0 = 0; k0 < K; k0 += kKc) {
-      const size_t kc = std::min(kKc, K - k0);
-      pool->parallel_for(tiles, 1, [&](size_t begin, size_t end) {
-        for (size_t t = begin; t < end; ++t) {
-          const size_t x0 = t % blocks * block_panels * width, count = std::min(block_panels * width, extent - x0);
-          const size_t p0 = t / blocks * group_panels, p1 = std::min(g.fixed_panels, p0 + group_panels);
+    pool->parallel_for(tiles, 1, [&](size_t begin, size_t end) {
+      for (size_t t = begin; t < end; ++t) {
+        const size_t x0 = t % blocks * block_panels * width, count = std::min(block_panels * width, extent - x0);
+        const size_t p0 = t / blocks * group_panels, p1 = std::min(g.fixed_panels, p0 + group_panels);
+        for (size_t k0 = 0; k0 < K; k0 += kKc) {
+          const size_t kc = std::min(kKc, K - k0);
           multiply_block(packed + k0 * padded + x0 * kc, x0, count, k0, kc, p0, p1);
         }
-      });
-    }
+      }
+    });
     return;
   }
   // With threads, at least 4 blocks per thread and a multiple of the threads.
