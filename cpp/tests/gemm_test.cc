@@ -86,8 +86,8 @@ void check_gemv(const GemmUkernel& uk, size_t m, size_t kc, std::mt19937& rng) {
 }
 
 // The indirect tile: rows read through per-tap pointers (some at a shared row of zeros, as padding).
-void check_igemm(const GemmUkernel& uk, size_t rows, size_t cols, size_t taps, size_t channels, bool with_epilogue,
-                 std::mt19937& rng) {
+void check_igemm(const GemmUkernel& uk, size_t rows, size_t cols, size_t taps, size_t channels, bool accumulate,
+                 bool with_epilogue, std::mt19937& rng) {
   const size_t mr = uk.mr, nr = uk.nr, ldc = cols + 2, kc = taps * channels;
   const std::vector<float> input = random_floats(taps * mr * (channels + 1), rng), zeros(channels, 0.0f);
   AlignedBuffer b_buffer(kc * nr * sizeof(float));
@@ -102,17 +102,18 @@ void check_igemm(const GemmUkernel& uk, size_t rows, size_t cols, size_t taps, s
   const std::vector<float> residual = random_floats(rows * ldc, rng);
   std::vector<float> c = random_floats((rows + 1) * ldc, rng), c0 = c;
   GemmTileEpilogue ep{bias.data(), false, -0.5f, 0.5f, residual.data(), ldc};
-  uk.igemm(rows, cols, taps, channels, a.data(), b, c.data(), ldc, with_epilogue ? &ep : nullptr);
+  uk.igemm(rows, cols, taps, channels, a.data(), b, c.data(), ldc, accumulate, with_epilogue ? &ep : nullptr);
   const std::string where = std::string(uk.name) + " igemm rows=" + std::to_string(rows) + " cols=" +
                             std::to_string(cols) + " taps=" + std::to_string(taps) + " channels=" +
-                            std::to_string(channels) + " epilogue=" + std::to_string(with_epilogue);
+                            std::to_string(channels) + " accumulate=" + std::to_string(accumulate) +
+                            " epilogue=" + std::to_string(with_epilogue);
   for (size_t i = 0; i <= rows; ++i)
     for (size_t j = 0; j < ldc; ++j) {
       if (i >= rows || j >= cols) {
         if (!expect(c[i * ldc + j] == c0[i * ldc + j], where + ": wrote outside the tile")) return;
         continue;
       }
-      double want = 0.0;
+      double want = accumulate ? c0[i * ldc + j] : 0.0;
       for (size_t t = 0; t < taps; ++t)
         for (size_t k = 0; k < channels; ++k) want += double(a[t * mr + i][k]) * b[(t * channels + k) * nr + j];
       if (with_epilogue) want = std::min(std::max(want + bias[j] + residual[i * ldc + j], -0.5), 0.5);
@@ -142,7 +143,9 @@ void sweep_ukernel(const GemmUkernel& uk, std::mt19937& rng) {
     for (size_t c : cols)
       for (size_t taps : {size_t(1), size_t(9)})
         for (size_t channels : {size_t(1), size_t(3), size_t(20)})
-          for (bool with_epilogue : {false, true}) check_igemm(uk, rows, c, taps, channels, with_epilogue, rng);
+          for (bool accumulate : {false, true})
+            for (bool with_epilogue : {false, true})
+              check_igemm(uk, rows, c, taps, channels, accumulate, with_epilogue, rng);
 }
 
 // The driver at the active level: packed B (GEMV and blocked paths) and packed A.

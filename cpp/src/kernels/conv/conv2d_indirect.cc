@@ -72,7 +72,7 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
           GemmTileEpilogue ep{bias ? bias + column : nullptr, false, base.min, base.max,
                               residual ? residual + q0 * O + column : nullptr, O};
           float* c = out + q0 * O + column;
-          uk.igemm(count, cols, taps / row_taps, Ig * row_taps, rows.data(), filter[g].panel(panel), c, O, &ep);
+          uk.igemm(count, cols, taps / row_taps, Ig * row_taps, rows.data(), filter[g].panel(panel), c, O, false, &ep);
           if (base.activation)
             for (size_t i = 0; i < count; ++i) base.activation(c + i * O, cols);
         }

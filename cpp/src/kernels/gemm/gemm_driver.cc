@@ -146,21 +146,64 @@ void gemm_blocked(const BlockedGemm& g, size_t threads, ThreadPool* pool, const 
   else run_blocks(0, blocks);
 }
 
+// A read in place (no packing) through row pointers, by the indirect microkernel with one tap.
+// Items are (a group of row tiles whose K block stays in L2) x (a chunk of B panels); each runs
+// all K blocks, a B panel's K block staying in L1 while the group's tiles pass over it.
+void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda, const PackedB& B, float* C,
+                        size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr, tiles = (M + mr - 1) / mr, panels = (N + nr - 1) / nr;
+  const size_t group_tiles = std::max<size_t>(1, kMcTarget / mr);
+  const size_t tile_groups = (tiles + group_tiles - 1) / group_tiles;
+  const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
+  // With threads, B is split too until there are about 4 items per thread.
+  size_t chunks = threads > 1 ? std::clamp<size_t>((4 * threads + tile_groups - 1) / tile_groups, 1, panels) : 1;
+  const size_t chunk_panels = (panels + chunks - 1) / chunks;
+  chunks = (panels + chunk_panels - 1) / chunk_panels;
+  constexpr size_t kMaxRows = 16;
+  if (mr > kMaxRows) throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
+  auto run = [&](size_t begin, size_t end) {
+    const float* rows[kMaxRows];
+    for (size_t item = begin; item < end; ++item) {
+      const size_t t0 = item / chunks * group_tiles, t1 = std::min(tiles, t0 + group_tiles);
+      const size_t p0 = item % chunks * chunk_panels, p1 = std::min(panels, p0 + chunk_panels);
+      for (size_t k0 = 0; k0 < K; k0 += kKc) {
+        const size_t kc = std::min(kKc, K - k0);
+        const bool last = k0 + kc == K;
+        for (size_t panel = p0; panel < p1; ++panel) {
+          const size_t n0 = panel * nr, cols = std::min(nr, N - n0);
+          for (size_t t = t0; t < t1; ++t) {
+            const size_t row = t * mr, count = std::min(mr, M - row);
+            for (size_t i = 0; i < count; ++i) rows[i] = A + (row + i) * lda + k0;
+            GemmTileEpilogue ep;
+            float* c = C + row * ldc + n0;
+            uk.igemm(count, cols, 1, kc, rows, B.panel(panel) + k0 * nr, c, ldc, k0 > 0,
+                     last ? tile_epilogue(epilogue, row, n0, ep) : nullptr);
+            if (last) activate_tile(epilogue, c, ldc, count, cols);
+          }
+        }
+      }
+    }
+  };
+  if (threads > 1 && tile_groups * chunks > 1) pool->parallel_for(tile_groups * chunks, 1, run);
+  else run(0, tile_groups * chunks);
+}
+
 }  // namespace
 
 size_t gemm_panel_width() { return kernel_table().gemm_f32.nr; }
 
-PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed) {
-  PackedB packed;
+void pack_b_f32_into(size_t K, size_t N, const float* B, size_t ldb, bool transposed, PackedB& packed) {
   packed.K = K;
   packed.N = N;
   packed.nr = kernel_table().gemm_f32.nr;
   const size_t nr = packed.nr, panels = (N + nr - 1) / nr;
-  packed.data = float_buffer(panels * K * nr);  // zero-filled: padding columns stay 0
+  if (!packed.data || packed.data->size() < panels * K * nr * sizeof(float)) packed.data = float_buffer(panels * K * nr);
   float* out = reinterpret_cast<float*>(packed.data->data());
   for (size_t p = 0; p < panels; ++p) {
     const size_t n0 = p * nr, cols = std::min(nr, N - n0);
     float* panel = out + p * K * nr;
+    if (cols < nr) std::memset(panel, 0, K * nr * sizeof(float));  // padding columns are 0
     if (!transposed) {
       for (size_t k = 0; k < K; ++k) std::memcpy(panel + k * nr, B + k * ldb + n0, cols * sizeof(float));
     } else {
@@ -170,6 +213,11 @@ PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transpos
       }
     }
   }
+}
+
+PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed) {
+  PackedB packed;
+  pack_b_f32_into(K, N, B, ldb, transposed, packed);
   return packed;
 }
 
@@ -254,6 +302,7 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, b
     else run_panels(0, panels);
     return;
   }
+  if (!transposed_a) return gemm_rows_in_place(M, N, K, A, lda, B, C, ldc, epilogue, pool);
   gemm_f32_packed(
       M, N, K,
       [&](size_t m0, size_t mc, size_t k0, size_t kc, float* dst) {

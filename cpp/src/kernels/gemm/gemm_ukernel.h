@@ -26,11 +26,13 @@ using GemvUkernelFn = void (*)(size_t m, size_t kc, const float* a, size_t lda, 
                                size_t ldc);
 constexpr size_t kGemvMaxRows = 4;
 
-// The indirect GEMM (convolution without im2col): C[rows x cols] = A * Bpanel[taps * channels][NR],
-// then the epilogue, where A's row i is read in place, for each tap t, at a[t * MR + i][0, channels)
-// (a pointer to the input pixel's channels, or to zeros for padding).
+// The indirect GEMM (convolution without im2col, and GEMMs with A read in place): C[rows x cols]
+// (+)= A * Bpanel[taps * channels][NR], then the epilogue, where A's row i is read in place, for
+// each tap t, at a[t * MR + i][0, channels) (a pointer to the input pixel's channels, or to zeros
+// for padding).
 using IgemmUkernelFn = void (*)(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a,
-                                const float* b_panel, float* c, size_t ldc, const GemmTileEpilogue* epilogue);
+                                const float* b_panel, float* c, size_t ldc, bool accumulate,
+                                const GemmTileEpilogue* epilogue);
 
 struct GemmUkernel {
   GemmUkernelFn fn;

@@ -107,7 +107,7 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
 // i's values are a[t * MR + i][0, channels). B is packed [taps * channels][NR].
 template <size_t R, size_t V, bool Full>
 void indirect_tile(size_t taps, size_t channels, const float* const* a, const float* b, float* c, size_t ldc,
-                   const GemmTileEpilogue* ep, size_t last_lanes) {
+                   bool accumulate, const GemmTileEpilogue* ep, size_t last_lanes) {
   VF acc[R][V];
   start_tile<R, V>(acc, c, ldc);
   for (size_t t = 0; t < taps; ++t, a += MR) {
@@ -124,11 +124,11 @@ void indirect_tile(size_t taps, size_t channels, const float* const* a, const fl
       }
     }
   }
-  store_tile<R, V, Full>(acc, c, ldc, false, ep, simd::first_lanes(last_lanes));
+  store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, simd::first_lanes(last_lanes));
 }
 
 using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const GemmTileEpilogue*, size_t);
-using IndirectTileFn = void (*)(size_t, size_t, const float* const*, const float*, float*, size_t,
+using IndirectTileFn = void (*)(size_t, size_t, const float* const*, const float*, float*, size_t, bool,
                                 const GemmTileEpilogue*, size_t);
 
 template <size_t... R>
@@ -150,10 +150,10 @@ void f32_gemm_ukernel(size_t rows, size_t cols, size_t kc, const float* a, const
 }
 
 void f32_igemm_ukernel(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a,
-                       const float* b, float* c, size_t ldc, const GemmTileEpilogue* ep) {
+                       const float* b, float* c, size_t ldc, bool accumulate, const GemmTileEpilogue* ep) {
   const size_t last = cols % L ? cols % L : L;
   (cols == NR ? kTiles.indirect_full : cols > L ? kTiles.indirect_two : kTiles.indirect_one)[rows](
-      taps, channels, a, b, c, ldc, ep, last);
+      taps, channels, a, b, c, ldc, accumulate, ep, last);
 }
 
 // Rows of A against one B panel; two accumulator sets (even/odd k) hide the FMA latency.

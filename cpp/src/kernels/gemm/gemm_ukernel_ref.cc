@@ -35,13 +35,13 @@ void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b
 }
 
 void igemm(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a, const float* b, float* c,
-           size_t ldc, const GemmTileEpilogue* ep) {
+           size_t ldc, bool accumulate, const GemmTileEpilogue* ep) {
   float acc[MR][NR] = {};
   for (size_t t = 0; t < taps; ++t, a += MR)
     for (size_t k = 0; k < channels; ++k, b += NR)
       for (size_t i = 0; i < rows; ++i)
         for (size_t j = 0; j < NR; ++j) acc[i][j] += a[i][k] * b[j];
-  store(acc, rows, cols, c, ldc, false, ep);
+  store(acc, rows, cols, c, ldc, accumulate, ep);
 }
 
 void gemv(size_t m, size_t kc, const float* a, size_t lda, const float* b, float* c, size_t ldc) {

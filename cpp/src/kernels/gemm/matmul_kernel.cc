@@ -44,25 +44,35 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
   const bool half = type == DataType::kFloat16;
   const size_t elem = data_type_size(type);
 
-  auto pack_all = [=](const void* b) {
-    auto packed = std::make_shared<std::vector<PackedB>>(b_batches);
-    std::vector<float> tmp(half ? K * N : 0);
-    for (size_t i = 0; i < b_batches; ++i) {
-      const uint8_t* src = static_cast<const uint8_t*>(b) + i * K * N * elem;
-      if (half) to_float(src, type, tmp.data(), K * N);
-      (*packed)[i] = pack_b_f32(K, N, half ? tmp.data() : reinterpret_cast<const float*>(src), N);
-    }
-    return packed;
+  // B matrix i packed into `packed`.
+  auto pack_one = [=](const void* b, size_t i, PackedB& packed) {
+    const uint8_t* src = static_cast<const uint8_t*>(b) + i * K * N * elem;
+    if (!half) return pack_b_f32_into(K, N, reinterpret_cast<const float*>(src), N, false, packed);
+    std::vector<float> tmp(K * N);
+    to_float(src, type, tmp.data(), K * N);
+    pack_b_f32_into(K, N, tmp.data(), N, false, packed);
   };
-  std::shared_ptr<std::vector<PackedB>> constant_b = b_constant ? pack_all(b_constant) : nullptr;
+  std::shared_ptr<std::vector<PackedB>> constant_b;
+  if (b_constant) {
+    constant_b = std::make_shared<std::vector<PackedB>>(b_batches);
+    for (size_t i = 0; i < b_batches; ++i) pack_one(b_constant, i, (*constant_b)[i]);
+  }
 
   const ActivationLoop activation = activation_loop(fused.activation);
   return [=](const KernelArgs& args) {
-    auto packed = constant_b ? constant_b : pack_all(args.inputs[1]);
     const uint8_t* a = static_cast<const uint8_t*>(args.inputs[0]);
     uint8_t* out = static_cast<uint8_t*>(args.outputs[0]);
     const float* extra = fused.residual || fused.column_bias ? static_cast<const float*>(args.inputs[2]) : nullptr;
+    // A B operand of this dispatch is packed by the thread that multiplies by it, into that
+    // thread's scratch (kept across calls), right before its GEMM.
+    auto b_of = [&](size_t bi) -> const PackedB& {
+      if (constant_b) return (*constant_b)[b_index[bi]];
+      thread_local PackedB scratch;
+      pack_one(args.inputs[1], b_index[bi], scratch);
+      return scratch;
+    };
     auto one_batch = [&](size_t bi, ThreadPool* pool) {
+      const PackedB& b_packed = b_of(bi);
       const uint8_t* a_mat = a + a_index[bi] * M * K * elem;
       uint8_t* c_mat = out + bi * M * N * elem;
       if (!half) {
@@ -72,13 +82,13 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
         epilogue.activation = activation;
         if (fused.column_bias) epilogue.bias = extra;
         if (fused.residual) epilogue.residual = extra + bi * M * N, epilogue.residual_ld = N;
-        gemm_f32_packed(M, N, K, reinterpret_cast<const float*>(a_mat), K, false, (*packed)[b_index[bi]],
+        gemm_f32_packed(M, N, K, reinterpret_cast<const float*>(a_mat), K, false, b_packed,
                         reinterpret_cast<float*>(c_mat), N, epilogue, pool);
         return;
       }
       std::vector<float> fa(M * K), fc(M * N);
       to_float(a_mat, type, fa.data(), M * K);
-      gemm_f32_packed(M, N, K, fa.data(), K, false, (*packed)[b_index[bi]], fc.data(), N, GemmEpilogue{}, pool);
+      gemm_f32_packed(M, N, K, fa.data(), K, false, b_packed, fc.data(), N, GemmEpilogue{}, pool);
       float16* h = reinterpret_cast<float16*>(c_mat);
       for (size_t i = 0; i < M * N; ++i) h[i].bits = float_to_half(fc[i]);
     };
