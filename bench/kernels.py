@@ -235,7 +235,7 @@ def bench_gemm(threads, rounds, batch_seconds, fma_peak, quick):
     if quick:
         shapes = [s for s in shapes if max(s) <= 1024]
     rng = np.random.default_rng(0)
-    print(f"\n== GEMM float32: webnn matmul (constant B; one call = dispatch + read) vs np.matmul (OpenBLAS)")
+    print("\n== GEMM float32: webnn matmul (constant B; one call = dispatch + read) vs np.matmul (OpenBLAS)")
     print("GFLOP/s and us from the median per-call time; webnn/numpy speed ratio of the medians and of the"
           " best rounds")
     print(f"{'thr':>3} {'M':>5} {'K':>5} {'N':>5} | {'webnn GF/s':>10} {'numpy GF/s':>10} | {'median':>6} {'best':>6}"
