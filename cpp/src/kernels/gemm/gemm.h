@@ -69,8 +69,10 @@ using ABlockPacker = std::function<void(size_t m0, size_t mc, size_t k0, size_t 
 void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a, const PackedB& B, float* C,
                      size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool);
 
-// C[M][N] (row stride ldc) = A * B, then the epilogue. A is [M][K] (row stride lda), or [K][M] when
-// `transposed_a`. Splits 2-D tiles over `pool` (null: the calling thread only).
+// C[M][N] (row stride ldc) = A * B, then the epilogue. A is [M][K] (row stride lda), read in place
+// (GEMV rows when M is small, else the indirect microkernel's row pointers), or [K][M] when
+// `transposed_a` (packed a block at a time). Splits 2-D tiles over `pool` (null: the calling thread
+// only).
 void gemm_f32_packed(size_t M, size_t N, size_t K, const float* A, size_t lda, bool transposed_a, const PackedB& B,
                      float* C, size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool);
 

@@ -85,18 +85,11 @@ void softmax_row_loop(const void* in_ptr, void* out_ptr, size_t count) {
     if (i < count) store_lanes(out + i, load_lanes(out + i, count - i) * scale, count - i);
     return;
   }
-  const double sum = sum_row(in, count, [&](Lanes x, size_t i, size_t n) {
-    const Lanes e = exp_lanes(x - max);
-    if constexpr (kKeepsExp<T>) store_lanes(out + i, e, n);
-    return e;
-  });
+  const double sum = sum_row(in, count, [&](Lanes x, size_t, size_t) { return exp_lanes(x - max); });
   const Lanes scale = splat_lanes(float(1.0 / sum));
   for (size_t i = 0; i < count; i += kWidth) {
     const size_t n = min_size(kWidth, count - i);
-    Lanes e;
-    if constexpr (kKeepsExp<T>) e = load_lanes(out + i, n);
-    else e = exp_lanes(load_lanes(in + i, n) - max);
-    store_lanes(out + i, e * scale, n);
+    store_lanes(out + i, exp_lanes(load_lanes(in + i, n) - max) * scale, n);
   }
 }
 
