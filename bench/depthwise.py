@@ -60,7 +60,7 @@ def main(argv=None):
             kernels._check_close(label + " nhwc", nhwc_out.transpose(0, 3, 1, 2), ort_out.astype(np.float64))
             times = kernels.interleaved_times({"webnn": webnn_step, "ort": ort_step, "nhwc": nhwc_step},
                                               rounds, batch_seconds)
-            (tw, tw_min), (to, to_min), (tn, tn_min) = times["webnn"], times["ort"], times["nhwc"]
+            (tw, tw_min), (to, to_min), (tn, _) = times["webnn"], times["ort"], times["nhwc"]
             sums += layer.count * np.array([tw, to, tw_min, to_min, tn])
             print(f"{label:<30} {layer.count:>2} | {tw * 1e3:>7.3f} {to * 1e3:>7.3f} | {tw / to:>6.2f}"
                   f" {tw_min / to_min:>6.2f} | {tn * 1e3:>7.3f}")

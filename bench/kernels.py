@@ -131,7 +131,7 @@ def conv_label(layer):
 
 
 # ---------------------------------------------------------------- timing
-LEAD_IN_SECONDS = 0.08
+LEAD_IN_SECONDS = 0.15
 
 
 def interleaved_times(fns, rounds, batch_seconds):
@@ -140,8 +140,9 @@ def interleaved_times(fns, rounds, batch_seconds):
     Each function is warmed up and given a batch size lasting about ``batch_seconds``; every round
     runs one batch of each function (the order rotating between rounds), each batch preceded by
     untimed calls for ``LEAD_IN_SECONDS``: the previous library's idle workers keep spinning for a
-    while after its last call (ONNX Runtime's for 40-60 ms on a 2-core Zen 3), and a timed batch
-    that shares the cores with them measures the two libraries together.
+    while after its last call (ONNX Runtime's for 40-60 ms on a 2-core Zen 3, OpenBLAS's for 2^28
+    cycles, about 90 ms), and a timed batch that shares the cores with them measures the two
+    libraries together.
     """
     names = list(fns)
     batch = {}
