@@ -45,7 +45,7 @@ def test_conv2d_layouts_and_options(context, dtype, input_layout, filter_layout)
     np.testing.assert_allclose(out.astype(np.float64), ref, rtol=rtol, atol=atol * np.abs(ref).max())
 
 
-# The indirect GEMM (k x k filters, NHWC, and NCHW through NHWC): filter rows whose taps are read as
+# The indirect GEMM (NHWC, and NCHW k x k through NHWC): filter rows whose taps are read as
 # one run where they lie inside the image and tap by tap at the borders, strides, dilations, groups,
 # a batch, pixel counts that leave ragged tiles, and more output channels than one filter chunk.
 @pytest.mark.parametrize("input_layout", ["nchw", "nhwc"])
@@ -58,6 +58,9 @@ def test_conv2d_layouts_and_options(context, dtype, input_layout, filter_layout)
     (1, 16, 5, 5, 40, 5, 5, 1, [1, 1], [1, 1], [0, 0, 0, 0]),     # no padding: every row one run
     (1, 130, 6, 6, 130, 3, 3, 1, [1, 1], [1, 1], [1, 1, 1, 1]),   # ragged channel and pixel tiles
     (1, 512, 3, 3, 48, 3, 3, 1, [1, 1], [1, 1], [1, 1, 1, 1]),    # a filter panel larger than a chunk
+    (2, 8, 7, 5, 6, 1, 1, 2, [1, 1], [1, 1], [0, 0, 0, 0]),       # pointwise: input pixel q for pixel q
+    (1, 12, 9, 9, 20, 1, 1, 1, [2, 2], [1, 1], [0, 0, 0, 0]),     # 1x1, stride 2
+    (1, 4, 5, 6, 9, 1, 1, 1, [1, 1], [1, 1], [1, 0, 0, 1]),       # 1x1 with padding
 ])
 def test_conv2d_indirect_gemm(context, input_layout, case):
     n, c, h, w, o, kh, kw, groups, strides, dilations, padding = case

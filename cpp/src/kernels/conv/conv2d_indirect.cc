@@ -36,17 +36,38 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
   const size_t tiles_per_item = std::clamp<size_t>((tiles + wanted_groups - 1) / wanted_groups, 1, kMaxTilesPerItem);
   const size_t tile_groups = (tiles + tiles_per_item - 1) / tiles_per_item;
   const bool merge_rows = groups == 1 && p.dilation_w == 1 && p.kernel_w > 1;
+  // 1x1, stride 1, no padding: output pixel q reads input pixel q (no index arithmetic per pixel).
+  const bool pointwise = taps == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
+                         OH == H && OW == W;
   pool->parallel_for(groups * chunks * tile_groups, 1, [&](size_t begin, size_t end) {
     thread_local std::vector<float> zeros;
     thread_local std::vector<const float*> rows;
     if (zeros.size() < p.kernel_w * Ig) zeros.assign(p.kernel_w * Ig, 0.0f);
     rows.resize(taps * mr);
+    // The tile of `count` pixels from q0, its rows set up, against B panels [p0, p1) of group g.
+    auto run_panels = [&](size_t g, size_t q0, size_t count, size_t tap_count, size_t tap_length, size_t p0,
+                          size_t p1) {
+      for (size_t panel = p0; panel < p1; ++panel) {
+        const size_t n0 = panel * nr, cols = std::min(nr, Og - n0), column = g * Og + n0;
+        GemmTileEpilogue ep{bias ? bias + column : nullptr, false, base.min, base.max,
+                            residual ? residual + q0 * O + column : nullptr, O};
+        float* c = out + q0 * O + column;
+        uk.igemm(count, cols, tap_count, tap_length, rows.data(), filter[g].panel(panel), c, O, false, &ep);
+        if (base.activation)
+          for (size_t i = 0; i < count; ++i) base.activation(c + i * O, cols);
+      }
+    };
     for (size_t item = begin; item < end; ++item) {
       const size_t g = item / (chunks * tile_groups), chunk = item / tile_groups % chunks, group = item % tile_groups;
       const size_t p0 = chunk * chunk_panels, p1 = std::min(panels, p0 + chunk_panels);
       const size_t t0 = group * tiles_per_item, t1 = std::min(tiles, t0 + tiles_per_item);
       for (size_t t = t0; t < t1; ++t) {
         const size_t q0 = t * mr, count = std::min(mr, pixels - q0);
+        if (pointwise) {
+          for (size_t i = 0; i < count; ++i) rows[i] = in + (q0 + i) * C + g * Ig;
+          run_panels(g, q0, count, 1, Ig, p0, p1);
+          continue;
+        }
         // When each pixel's filter rows lie inside the image horizontally (and channels are not
         // split into groups), a filter row's taps are contiguous: one pointer per row, KW * I values.
         bool rows_inside = merge_rows;
@@ -67,15 +88,7 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
             }
           }
         }
-        for (size_t panel = p0; panel < p1; ++panel) {
-          const size_t n0 = panel * nr, cols = std::min(nr, Og - n0), column = g * Og + n0;
-          GemmTileEpilogue ep{bias ? bias + column : nullptr, false, base.min, base.max,
-                              residual ? residual + q0 * O + column : nullptr, O};
-          float* c = out + q0 * O + column;
-          uk.igemm(count, cols, taps / row_taps, Ig * row_taps, rows.data(), filter[g].panel(panel), c, O, false, &ep);
-          if (base.activation)
-            for (size_t i = 0; i < count; ++i) base.activation(c + i * O, cols);
-        }
+        run_panels(g, q0, count, taps / row_taps, Ig * row_taps, p0, p1);
       }
     }
   });
