@@ -39,8 +39,9 @@ inline VF scale(VF p, VI n) {
   return p * simd::pow2i(n1) * simd::pow2i(n - n1);
 }
 
-// exp(a + b) = p * 2^n, for finite |a| <= 170 and |b| <= 2^-20: n = round(a / ln2),
-// p = e^r with r = a - n ln2 + b (Cody-Waite; the first product is exact).
+// exp(a + b) = p * 2^n, for finite |a| <= 170 and |b| <= 2^-18 (the rounding error of a square up to
+// 210, as erf and gelu pass it): n = round(a / ln2), p = e^r with r = a - n ln2 + b (Cody-Waite; the
+// first product is exact).
 struct ExpParts {
   VF p;
   VI n;
