@@ -6,7 +6,7 @@ import webnn
 from webnn import _core
 
 PIPELINE = ["dead_code", "constant_folding", "op_recognition", "transpose_folding", "scale_folding", "dead_code",
-            "nhwc_regions", "epilogue_fusion", "layout", "lowering", "copy_elision", "in_place", "memory_plan"]
+            "nhwc_regions", "epilogue_fusion", "transpose_absorption", "layout", "lowering", "copy_elision", "in_place", "memory_plan"]
 
 
 def _residual_graph(builder, w, shift):

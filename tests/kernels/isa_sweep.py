@@ -9,6 +9,7 @@ import sys
 import numpy as np
 
 import webnn
+from webnn import _core
 
 
 def check(name, actual, reference, rtol):
@@ -110,6 +111,37 @@ def sweep(rng, context, threads):
                         out = out.transpose(0, 3, 1, 2)
                     check(f"conv2d {(n, c, h, w, o, kh, kw, strides, dilations, padding, groups)} {layout} "
                           f"{dtype} const={constant} threads={threads}", out, ref, rtol)
+
+    # A network's first convolution (few input channels) reads the NCHW input in place when a channels-
+    # last region follows (a 1x1 convolution here): tile tails, padding, strides, dilations (dilated
+    # columns: one value per tap), several output panels.
+    stem_cases = [  # (N, C, H, W, O, kH, kW, strides, dilations, padding)
+        (1, 3, 17, 19, 16, 3, 3, (2, 2), (1, 1), (1, 1, 1, 1)),
+        (2, 1, 9, 8, 33, 3, 3, (1, 1), (1, 1), (0, 2, 1, 0)),
+        (1, 4, 12, 13, 8, 2, 3, (1, 2), (2, 1), (1, 0, 0, 2)),
+        (1, 3, 11, 11, 24, 3, 3, (2, 2), (1, 2), (1, 1, 2, 2)),
+        (1, 2, 6, 30, 5, 7, 7, (3, 3), (1, 1), (3, 3, 3, 3)),
+    ]
+    for n, c, h, w, o, kh, kw, strides, dilations, padding in stem_cases:
+        for constant in (False, True):
+            x = rng.standard_normal((n, c, h, w)).astype(np.float32)
+            f = rng.standard_normal((o, c, kh, kw)).astype(np.float32)
+            bias = rng.standard_normal(o).astype(np.float32)
+            g = rng.standard_normal((7, o, 1, 1)).astype(np.float32)
+            stem = np.maximum(conv_reference(x.astype(np.float64), f.astype(np.float64), bias.astype(np.float64),
+                                             strides, dilations, padding, 1), 0)
+            ref = conv_reference(stem, g.astype(np.float64), None, (1, 1), (1, 1), (0, 0, 0, 0), 1)
+            builder = webnn.MLGraphBuilder(context)
+            xi = builder.input("x", data_type="float32", shape=x.shape)
+            fi = builder.constant(f) if constant else builder.input("f", data_type="float32", shape=f.shape)
+            y = builder.relu(builder.conv2d(xi, fi, strides=list(strides), dilations=list(dilations),
+                                            padding=list(padding), bias=builder.constant(bias)))
+            graph = builder.build({"y": builder.conv2d(y, builder.constant(g))})
+            steps = _core.plan_steps(graph)
+            assert steps[0] == ("reshape" if c == 1 else "conv2d+transpose+relu"), steps  # one channel: a view
+            out = graph.compute({"x": x} if constant else {"x": x, "f": f})["y"]
+            check(f"stem conv2d {(n, c, h, w, o, kh, kw, strides, dilations, padding)} const={constant} "
+                  f"threads={threads}", out, ref, 1e-5)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,7 @@
 
 namespace webnn {
 
-// What epilogue fusion decided for one node.
+// What epilogue fusion (and transpose absorption) decided for one node.
 struct NodeFusion {
   int runs_in = -1;   // absorbed: the node whose kernel runs this node's op (-1: it runs itself)
   Epilogue epilogue;  // for a node that absorbs others: what its kernel applies
@@ -17,6 +17,7 @@ struct NodeFusion {
   int addend = -1;    // the absorbed add's other operand: the kernel's extra (last) input
   int emit_at = -1;   // with an addend: the add's position, where the addend exists
   bool absorbed_clamp = false;
+  int untransposed_input = -1;  // transpose_absorption: the operand its kernel reads as input 0
   std::vector<std::string> absorbed_ops;  // what its kernel runs besides its own op
 };
 

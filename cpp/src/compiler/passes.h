@@ -30,6 +30,9 @@ void convert_to_nhwc(CompileState& state);
 // Absorbs element-wise ops (an add, then a clamp) into the epilogue of the op producing their
 // input, as far as that op's lowering accepts (OpDef::epilogue_support).
 void fuse_epilogues(CompileState& state);
+// Runs a transpose into channels-last inside the step of its only reader when that op's kernel can
+// read the untransposed input (OpDef::absorbs_input_transpose; NodeFusion::untransposed_input).
+void absorb_transposes(CompileState& state);
 // Lets each node whose kernel can lay out its work more than one way choose, from the active
 // kernels (OpDef::assign_layout: an NCHW conv2d's GEMM orientation).
 void assign_layouts(CompileState& state);

@@ -25,6 +25,7 @@ const Pass kPipeline[] = {
     {"dead_code", remove_dead_code, false},  // what folding left unread
     {"nhwc_regions", convert_to_nhwc, true},
     {"epilogue_fusion", fuse_epilogues, true},
+    {"transpose_absorption", absorb_transposes, true},
     {"layout", assign_layouts, true},
     {"lowering", lower_to_kernels, false},
     {"copy_elision", elide_copies, true},

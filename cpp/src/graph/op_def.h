@@ -192,6 +192,10 @@ class OpView {
   // What the compiler fused into this op's kernel epilogue (none during validation).
   const Epilogue& epilogue() const { return epilogue_; }
   void set_epilogue(const Epilogue& epilogue) { epilogue_ = epilogue; }
+  // Whether the compiler absorbed the transpose into channels-last that produces this op's first
+  // input (OpDef::absorbs_input_transpose): its kernel reads that transpose's NCHW input instead.
+  bool input_untransposed() const { return input_untransposed_; }
+  void set_input_untransposed(bool absorbed) { input_untransposed_ = absorbed; }
   // Constant operands the lowered kernel copied into its own (packed) form and never reads at run
   // time; lowering marks them, and the plan then keeps no raw copy of one that nothing else reads.
   void mark_copied_constant(const std::string& name) const { copied_constants_.push_back(input_index(name)); }
@@ -204,6 +208,7 @@ class OpView {
   const std::vector<OperandInfo>& operands_;
   const std::string& label_;
   Epilogue epilogue_;
+  bool input_untransposed_ = false;
   mutable std::shared_ptr<const KeptAttributes> kept_;
   mutable std::vector<int> copied_constants_;  // input indices
 };
@@ -248,6 +253,9 @@ struct OpDef {
   // Element-wise ops need none. A region grows from the ops that prefer NHWC (nhwc_seed).
   bool (*to_nhwc)(Node& node, const std::vector<OperandInfo>& operands) = nullptr;
   bool (*nhwc_seed)(const Node& node, const std::vector<OperandInfo>& operands) = nullptr;
+  // Transpose absorption (compiler/passes/transpose_absorption.cc): whether this call's kernel can
+  // read its first input as it was before a transpose into channels-last (permutation 0, 2, 3, 1).
+  bool (*absorbs_input_transpose)(const OpView& op) = nullptr;
   // Epilogue fusion of a kActivation op: this call as the activation a kernel applies in place.
   FusedActivation (*fused_activation)(const OpView& op) = nullptr;
 

@@ -29,12 +29,14 @@ void lower_to_kernels(CompileState& state) {
     Step step{{}, node.inputs, node.outputs, node.def, node.label, fused.absorbed_ops, int(n)};
     if (fused.output >= 0) step.outputs = {fused.output};
     if (fused.addend >= 0) step.inputs.push_back(fused.addend);
+    if (fused.untransposed_input >= 0) step.inputs[0] = fused.untransposed_input;
     std::vector<bool> copied(step.inputs.size(), false);
     if (node.def->is_view) {
       state.alias_root[node.outputs[0]] = state.alias_root[node.inputs[0]];
     } else {
       OpView view(node, ir.operands);
       view.set_epilogue(fused.epilogue);
+      view.set_input_untransposed(fused.untransposed_input >= 0);
       std::vector<OperandDescriptor> out_descs;
       for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);
       step.kernel = node.def->lower(view, out_descs);

@@ -88,6 +88,7 @@ Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outp
   params.activation_max = op.epilogue().clamp_max;
   params.activation = op.epilogue().activation;
   params.has_residual = op.epilogue().has_residual();
+  params.nchw_input = op.input_untransposed();
   if (filter.constant_data && (!bias || bias->constant_data)) {  // the kernel packs both at build
     op.mark_copied_constant("filter");
     if (bias) op.mark_copied_constant("bias");
@@ -170,6 +171,10 @@ const OpDef& conv2d_op() {
       params.nchw_plan = Conv2dParams::NchwPlan::kDirect;
       node.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);
       return true;
+    };
+    d.absorbs_input_transpose = [](const OpView& op) {
+      return op.operand("input").data_type == DataType::kFloat32 &&
+             conv2d_reads_nchw_input(op.attributes<Conv2dParams>());
     };
     d.assign_layout = [](Node& node, const std::vector<OperandInfo>& operands) {
       Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();

@@ -36,7 +36,14 @@ struct Conv2dParams {
     kViaNhwc,     // the input transposed to NHWC, the indirect GEMM, the result transposed back
   };
   NchwPlan nchw_plan = NchwPlan::kDirect;
+  // NHWC only: the input is read in NCHW (a transpose into channels-last absorbed by the compiler;
+  // conv2d_reads_nchw_input says when the kernel can).
+  bool nchw_input = false;
 };
+
+// Whether an NHWC float32 convolution can read its input in NCHW instead: ungrouped, with few input
+// channels (a network's first convolution reads the image's planes; a transposed copy costs more).
+bool conv2d_reads_nchw_input(const Conv2dParams& p);
 
 // The fastest way to run an NCHW convolution on the active kernels (kDirect for NHWC and depthwise).
 Conv2dParams::NchwPlan conv2d_nchw_plan(const Conv2dParams& p);
@@ -59,6 +66,12 @@ struct GemmEpilogue;
 // clamp and activation apply. Threaded over `pool`.
 void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filter, const float* bias, const float* in,
                         const float* residual, float* out, const GemmEpilogue& epilogue, ThreadPool* pool);
+
+// An NHWC-output convolution from an NCHW input (Conv2dParams::nchw_input; conv2d_indirect.cc): the
+// same indirect GEMM, A's rows read from zero-padded copies of the input rows each output row reads,
+// the filter packed as B = [I*kH*kW][O] in (i, kh, kw) order.
+void conv_indirect_nchw_input(const Conv2dParams& p, const PackedB& filter, const float* bias, const float* in,
+                              const float* residual, float* out, const GemmEpilogue& epilogue, ThreadPool* pool);
 
 // conv2d for float32/float16 (computed in float32); inputs: input, filter[, bias]. A constant filter
 // (and bias) given here is reordered and packed once.

@@ -32,6 +32,10 @@ float load_float(const void* base, DataType type, size_t i) {
   return static_cast<const float*>(base)[i];
 }
 
+bool conv2d_reads_nchw_input(const Conv2dParams& p) {
+  return p.nhwc && p.groups == 1 && p.in_channels <= 4;
+}
+
 bool is_depthwise(const Conv2dParams& p) {
   return p.groups == p.in_channels && p.groups == p.out_channels && p.groups > 1;
 }
@@ -125,7 +129,7 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
   const size_t rows = KH * KW * Ig;
   // A float32 filter whose per-output-channel rows already are the GEMM's K order (oihw for NCHW,
   // ohwi for NHWC) is packed straight from the caller's memory.
-  const bool hwi = p.nhwc || p.nchw_plan == Conv2dParams::NchwPlan::kViaNhwc;
+  const bool hwi = (p.nhwc && !p.nchw_input) || p.nchw_plan == Conv2dParams::NchwPlan::kViaNhwc;
   const bool rows_in_k_order = type == DataType::kFloat32 && (p.filter_layout == (hwi ? "ohwi" : "oihw"));
   const auto channel_scale = [&](size_t o) { return p.filter_scale.empty() ? 1.0f : p.filter_scale[o]; };
   if (rows_in_k_order) {
@@ -356,7 +360,10 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
       out = out_buffer.data();
     }
     const float* residual = p.has_residual ? static_cast<const float*>(args.inputs[p.has_bias ? 3 : 2]) : nullptr;
-    if (p.nhwc) conv_indirect(p, *filter, in, residual, out, args.pool);
+    if (p.nchw_input)
+      conv_indirect_nchw_input(p, filter->groups[0], filter->bias.empty() ? nullptr : filter->bias.data(), in,
+                               residual, out, conv_epilogue(p), args.pool);
+    else if (p.nhwc) conv_indirect(p, *filter, in, residual, out, args.pool);
     else if (p.nchw_plan == Conv2dParams::NchwPlan::kViaNhwc) conv_nchw_via_nhwc(p, *filter, in, residual, out, args.pool);
     else conv_gemm_nchw(p, *filter, in, residual, out, args.pool);
     if (!f32) {

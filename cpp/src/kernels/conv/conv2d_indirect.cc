@@ -35,6 +35,8 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
   const size_t wanted_groups = std::max<size_t>(1, (4 * threads + groups * chunks - 1) / (groups * chunks));
   const size_t tiles_per_item = std::clamp<size_t>((tiles + wanted_groups - 1) / wanted_groups, 1, kMaxTilesPerItem);
   const size_t tile_groups = (tiles + tiles_per_item - 1) / tiles_per_item;
+  // One item covers every output channel of its pixels: the activation runs once per tile.
+  const bool whole_rows = groups == 1 && chunks == 1;
   const bool merge_rows = groups == 1 && p.dilation_w == 1 && p.kernel_w > 1;
   // 1x1, stride 1, no padding: output pixel q reads input pixel q (no index arithmetic per pixel).
   const bool pointwise = taps == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
@@ -53,9 +55,10 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
                             residual ? residual + q0 * O + column : nullptr, O};
         float* c = out + q0 * O + column;
         uk.igemm(count, cols, tap_count, tap_length, rows.data(), filter[g].panel(panel), c, O, false, &ep);
-        if (base.activation)
+        if (base.activation && !whole_rows)
           for (size_t i = 0; i < count; ++i) base.activation(c + i * O, cols);
       }
+      if (base.activation && whole_rows) base.activation(out + q0 * O, count * O);  // the tile's rows, contiguous
     };
     for (size_t item = begin; item < end; ++item) {
       const size_t g = item / (chunks * tile_groups), chunk = item / tile_groups % chunks, group = item % tile_groups;
@@ -90,6 +93,64 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
         }
         run_panels(g, q0, count, taps / row_taps, Ig * row_taps, p0, p1);
       }
+    }
+  });
+}
+
+}  // namespace webnn
+
+namespace webnn {
+
+void conv_indirect_nchw_input(const Conv2dParams& p, const PackedB& filter, const float* bias, const float* in,
+                              const float* residual, float* out, const GemmEpilogue& base, ThreadPool* pool) {
+  const GemmUkernel uk = kernel_table().gemm_f32;
+  const size_t mr = uk.mr, nr = uk.nr;
+  const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w, O = p.out_channels;
+  const size_t KH = p.kernel_h, KW = p.kernel_w, sw = p.stride_w, dw = p.dilation_w;
+  if (OH * OW == 0 || O == 0) return;
+  // A scratch row holds the padded input columns an output row reads: [0, (OW-1)*sw + (KW-1)*dw + 1).
+  const size_t span = (OW - 1) * sw + (KW - 1) * dw + 1;
+  // With dilation 1 a pixel's KW taps of one scratch row are contiguous: one pointer per row.
+  const size_t tap_length = dw == 1 ? KW : 1, taps = C * KH * (KW / tap_length), panels = (O + nr - 1) / nr;
+  pool->parallel_for(p.batch * OH, 1, [&](size_t begin, size_t end) {
+    thread_local std::vector<float> scratch;
+    thread_local std::vector<const float*> rows;
+    scratch.resize(C * KH * span);
+    rows.resize(taps * mr);
+    for (size_t row = begin; row < end; ++row) {
+      const size_t n = row / OH, oy = row % OH;
+      for (size_t c = 0; c < C; ++c)
+        for (size_t kh = 0; kh < KH; ++kh) {
+          float* dst = scratch.data() + (c * KH + kh) * span;
+          const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
+          if (y < 0 || y >= (long long)H) {
+            std::fill(dst, dst + span, 0.0f);
+            continue;
+          }
+          const size_t left = std::min(span, p.pad_left), copied = std::min(span - left, W);
+          std::fill(dst, dst + left, 0.0f);
+          std::copy_n(in + ((n * C + c) * H + size_t(y)) * W, copied, dst + left);
+          std::fill(dst + left + copied, dst + span, 0.0f);
+        }
+      float* out_row = out + row * OW * O;
+      for (size_t ox0 = 0; ox0 < OW; ox0 += mr) {
+        const size_t count = std::min(mr, OW - ox0);
+        for (size_t t = 0; t < taps; ++t) {
+          // Tap t: scratch row t / (KW / tap_length), filter column (t % (KW / tap_length)) * dw.
+          const size_t per_row = KW / tap_length;
+          const float* first = scratch.data() + t / per_row * span + t % per_row * dw + ox0 * sw;
+          for (size_t i = 0; i < count; ++i) rows[t * mr + i] = first + i * sw;
+        }
+        float* c = out_row + ox0 * O;
+        for (size_t panel = 0; panel < panels; ++panel) {
+          const size_t n0 = panel * nr;
+          GemmTileEpilogue ep{bias ? bias + n0 : nullptr, false, base.min, base.max,
+                              residual ? residual + (row * OW + ox0) * O + n0 : nullptr, O};
+          uk.igemm(count, std::min(nr, O - n0), taps, tap_length, rows.data(), filter.panel(panel), c + n0, O, false,
+                   &ep);
+        }
+      }
+      if (base.activation) base.activation(out_row, OW * O);  // the row is still in cache
     }
   });
 }
