@@ -13,6 +13,7 @@ namespace {
 // Cache blocks (measured on Zen 5: 1024^3 and the ResNet-50 layers are flat within noise around these).
 constexpr size_t kKc = 384;        // K block
 constexpr size_t kMcTarget = 112;  // M block: the packed A block (kMcTarget x kKc) stays in L2
+constexpr size_t kInPlaceRowBytes = 256 * 1024;  // A rows read in place per group of row tiles
 constexpr size_t kNcTarget = 384;  // N block of packed-A GEMMs: the packed B block stays in L2
 
 BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
@@ -153,8 +154,11 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
                         size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
   const GemmUkernel uk = kernel_table().gemm_f32;
   const size_t mr = uk.mr, nr = uk.nr, tiles = (M + mr - 1) / mr, panels = (N + nr - 1) / nr;
-  const size_t group_tiles = std::max<size_t>(1, kMcTarget / mr);
-  const size_t tile_groups = (tiles + group_tiles - 1) / group_tiles;
+  // Row tiles per group, evened out: the group's A rows of one K block stay in L2 while every B panel
+  // streams past them once (B, often weights read from memory, is read once per group).
+  const size_t max_group = std::max<size_t>(1, kInPlaceRowBytes / (mr * std::min(K, kKc) * sizeof(float)));
+  const size_t tile_groups = (tiles + max_group - 1) / max_group;
+  const size_t group_tiles = (tiles + tile_groups - 1) / tile_groups;
   const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
   // With threads, B is split too until there are about 4 items per thread.
   size_t chunks = threads > 1 ? std::clamp<size_t>((4 * threads + tile_groups - 1) / tile_groups, 1, panels) : 1;
