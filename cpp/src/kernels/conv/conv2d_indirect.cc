@@ -46,19 +46,27 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
     thread_local std::vector<const float*> rows;
     if (zeros.size() < p.kernel_w * Ig) zeros.assign(p.kernel_w * Ig, 0.0f);
     rows.resize(taps * mr);
+    // Loop invariants in locals: the per-panel loop below runs once per tile of a few pixels.
+    const float** const row_slot = rows.data();
+    const float* const* const row_pointers = row_slot;
+    const IgemmUkernelFn igemm = uk.igemm;
+    const ActivationLoop activation = base.activation;
+    const float lo = base.min, hi = base.max;
+    const size_t panel_floats = taps * Ig * nr;
     // The tile of `count` pixels from q0, its rows set up, against B panels [p0, p1) of group g.
     auto run_panels = [&](size_t g, size_t q0, size_t count, size_t tap_count, size_t tap_length, size_t p0,
                           size_t p1) {
-      for (size_t panel = p0; panel < p1; ++panel) {
+      const float* b = filter[g].panel(p0);
+      float* const tile_out = out + q0 * O;
+      for (size_t panel = p0; panel < p1; ++panel, b += panel_floats) {
         const size_t n0 = panel * nr, cols = std::min(nr, Og - n0), column = g * Og + n0;
-        GemmTileEpilogue ep{bias ? bias + column : nullptr, false, base.min, base.max,
+        GemmTileEpilogue ep{bias ? bias + column : nullptr, false, lo, hi,
                             residual ? residual + q0 * O + column : nullptr, O};
-        float* c = out + q0 * O + column;
-        uk.igemm(count, cols, tap_count, tap_length, rows.data(), filter[g].panel(panel), c, O, false, &ep);
-        if (base.activation && !whole_rows)
-          for (size_t i = 0; i < count; ++i) base.activation(c + i * O, cols);
+        igemm(count, cols, tap_count, tap_length, row_pointers, b, tile_out + column, O, false, &ep);
+        if (activation && !whole_rows)
+          for (size_t i = 0; i < count; ++i) activation(tile_out + column + i * O, cols);
       }
-      if (base.activation && whole_rows) base.activation(out + q0 * O, count * O);  // the tile's rows, contiguous
+      if (activation && whole_rows) activation(tile_out, count * O);  // the tile's rows, contiguous
     };
     for (size_t item = begin; item < end; ++item) {
       const size_t g = item / (chunks * tile_groups), chunk = item / tile_groups % chunks, group = item % tile_groups;
@@ -67,7 +75,7 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
       for (size_t t = t0; t < t1; ++t) {
         const size_t q0 = t * mr, count = std::min(mr, pixels - q0);
         if (pointwise) {
-          for (size_t i = 0; i < count; ++i) rows[i] = in + (q0 + i) * C + g * Ig;
+          for (size_t i = 0; i < count; ++i) row_slot[i] = in + (q0 + i) * C + g * Ig;
           run_panels(g, q0, count, 1, Ig, p0, p1);
           continue;
         }
@@ -86,7 +94,7 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
             for (size_t kw = 0; kw < p.kernel_w; kw += row_taps) {
               const long long x = (long long)(ox * p.stride_w + kw * p.dilation_w) - (long long)p.pad_left;
               const bool inside = y >= 0 && y < (long long)H && x >= 0 && x < (long long)W;
-              rows[(kh * p.kernel_w + kw) / row_taps * mr + i] =
+              row_slot[(kh * p.kernel_w + kw) / row_taps * mr + i] =
                   inside ? in + ((n * H + size_t(y)) * W + size_t(x)) * C + g * Ig : zeros.data();
             }
           }
@@ -117,11 +125,13 @@ void conv_indirect_nchw_input(const Conv2dParams& p, const PackedB& filter, cons
     thread_local std::vector<const float*> rows;
     scratch.resize(C * KH * span);
     rows.resize(taps * mr);
+    float* const padded = scratch.data();
+    const float** const row_slot = rows.data();
     for (size_t row = begin; row < end; ++row) {
       const size_t n = row / OH, oy = row % OH;
       for (size_t c = 0; c < C; ++c)
         for (size_t kh = 0; kh < KH; ++kh) {
-          float* dst = scratch.data() + (c * KH + kh) * span;
+          float* dst = padded + (c * KH + kh) * span;
           const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
           if (y < 0 || y >= (long long)H) {
             std::fill(dst, dst + span, 0.0f);
@@ -138,16 +148,15 @@ void conv_indirect_nchw_input(const Conv2dParams& p, const PackedB& filter, cons
         for (size_t t = 0; t < taps; ++t) {
           // Tap t: scratch row t / (KW / tap_length), filter column (t % (KW / tap_length)) * dw.
           const size_t per_row = KW / tap_length;
-          const float* first = scratch.data() + t / per_row * span + t % per_row * dw + ox0 * sw;
-          for (size_t i = 0; i < count; ++i) rows[t * mr + i] = first + i * sw;
+          const float* first = padded + t / per_row * span + t % per_row * dw + ox0 * sw;
+          for (size_t i = 0; i < count; ++i) row_slot[t * mr + i] = first + i * sw;
         }
         float* c = out_row + ox0 * O;
         for (size_t panel = 0; panel < panels; ++panel) {
           const size_t n0 = panel * nr;
           GemmTileEpilogue ep{bias ? bias + n0 : nullptr, false, base.min, base.max,
                               residual ? residual + (row * OW + ox0) * O + n0 : nullptr, O};
-          uk.igemm(count, std::min(nr, O - n0), taps, tap_length, rows.data(), filter.panel(panel), c + n0, O, false,
-                   &ep);
+          uk.igemm(count, std::min(nr, O - n0), taps, tap_length, row_slot, filter.panel(panel), c + n0, O, false, &ep);
         }
       }
       if (base.activation) base.activation(out_row, OW * O);  // the row is still in cache
