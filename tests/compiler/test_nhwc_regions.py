@@ -71,6 +71,31 @@ def test_a_lone_convolution_is_left_to_its_kernel(build_twice):
     assert "transpose" not in _core.plan_steps(graph)
 
 
+def test_transposed_convolution_and_batch_norm_follow(build_twice):
+    # A segmentation head: conv, the upsampling transposed convolutions (stride = kernel, and
+    # overlapping windows), batch normalization, relu, all channels-last.
+    x = RNG.standard_normal((2, 5, 9, 10)).astype(np.float32)
+    w0, up0, up1, w1 = _weights(8, 5, 3, 3), _weights(8, 6, 2, 2), _weights(6, 3, 3, 3), _weights(2, 3, 1, 1)
+    mean, variance = RNG.standard_normal(6).astype(np.float32), RNG.uniform(0.5, 2, 6).astype(np.float32)
+    scale, bias = RNG.standard_normal(6).astype(np.float32), RNG.standard_normal(6).astype(np.float32)
+
+    def make(b):
+        y = b.relu(b.conv2d(b.input("x", data_type="float32", shape=[2, 5, 9, 10]), b.constant(w0),
+                            padding=[1, 1, 1, 1]))
+        y = b.conv_transpose2d(y, b.constant(up0), strides=[2, 2])
+        y = b.relu(b.batch_normalization(y, b.constant(mean), b.constant(variance), scale=b.constant(scale),
+                                         bias=b.constant(bias)))
+        y = b.conv_transpose2d(y, b.constant(up1), strides=[2, 2], padding=[1, 1, 1, 1],
+                               bias=b.constant(bias[:3].copy()))
+        return b.build({"y": b.sigmoid(b.conv2d(y, b.constant(w1)))})
+
+    graph = _check(build_twice, make, {"x": x})
+    converted, entries, exits = _counts(graph)
+    assert converted == 8 and entries == 1 and exits == 1, _log(graph)
+    assert [s for s in _core.plan_steps(graph) if "convTranspose2d" in s or "batchNormalization" in s] == [
+        "convTranspose2d", "batchNormalization", "convTranspose2d"]
+
+
 def test_ops_that_cannot_follow_read_nchw(build_twice):
     """softmax over channels and a pool declared NHWC (on NCHW-shaped data) end the region; an
     element-wise op with a rank-4 constant, resample2d, split and concat follow."""

@@ -247,6 +247,33 @@ def test_conv_transpose2d_depthwise_and_large(context):
                          output_padding=[1, 1])
 
 
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("case", [
+    # Windows that never overlap (stride = kernel), several pixel tiles, the scatter split by pixels too
+    dict(n=2, c=8, h=40, w=41, og=32, kh=2, kw=2, strides=[2, 2]),
+    dict(n=1, c=5, h=110, w=105, og=1, kh=2, kw=3, strides=[2, 3], padding=[1, 0, 0, 2], input_layout="nhwc",
+         filter_layout="ohwi"),
+    # Overlapping windows over several tiles, groups, dilation
+    dict(n=1, c=6, h=30, w=31, og=16, kh=3, kw=3, strides=[2, 2], padding=[1, 1, 1, 1], groups=2),
+    dict(n=2, c=4, h=25, w=23, og=20, kh=3, kw=2, strides=[1, 2], dilations=[2, 1], input_layout="nhwc",
+         filter_layout="hwoi"),
+])
+def test_conv_transpose2d_tiles(threads, case):
+    # Enough input pixels for several GEMM tiles (a tile is 256 KB of columns), at 1 and 2 threads
+    _conv_transpose_case(webnn.MLGraphBuilder(webnn.ml.create_context(num_threads=threads)), "float32", bias=True,
+                         seed=threads, **case)
+
+
+def test_conv_transpose2d_filter_at_run_time(builder):
+    rng = np.random.default_rng(3)
+    x = _random(rng, [1, 3, 20, 21], "float32")
+    f = _random(rng, [3, 4, 2, 2], "float32")
+    out = builder.conv_transpose2d(builder.input("x", {"dataType": "float32", "shape": list(x.shape)}),
+                                   builder.input("f", {"dataType": "float32", "shape": list(f.shape)}), strides=[2, 2])
+    _assert_close(run(builder, {"out": out}, {"x": x, "f": f})["out"], conv_transpose2d_ref(x, f, strides=(2, 2)),
+                  "float32")
+
+
 def test_conv_transpose2d_padding_crops_everything_but_bias(builder):
     # The output starts past every contribution: only the bias remains.
     x = np.ones([1, 1, 1, 1], np.float32)

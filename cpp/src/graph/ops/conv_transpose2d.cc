@@ -121,13 +121,17 @@ std::vector<OperandDescriptor> infer_conv_transpose2d(const OpView& op) {
 }
 
 Kernel lower_conv_transpose2d(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_conv_transpose2d_kernel(outputs[0].data_type, op.attributes<ConvTranspose2dParams>());
+  const OperandInfo& filter = op.info("filter");
+  if (filter.constant_data) op.mark_copied_constant("filter");  // packed by the kernel at build
+  return make_conv_transpose2d_kernel(outputs[0].data_type, op.attributes<ConvTranspose2dParams>(),
+                                      filter.constant_data ? filter.constant_data->data() : nullptr);
 }
 
 }  // namespace
 
 const OpDef& convTranspose2d_op() {
-  static const OpDef def{
+  static const OpDef def = [] {
+    OpDef d{
       "convTranspose2d",
       {{"input", ParamKind::kOperand}, {"filter", ParamKind::kOperand}},
       {{"padding", ParamKind::kUintList, std::vector<int64_t>{0, 0, 0, 0}},
@@ -145,6 +149,16 @@ const OpDef& convTranspose2d_op() {
        {"output", kFloatTypes, 4, 4}},
       infer_conv_transpose2d,
       lower_conv_transpose2d};
+    // Inside a channels-last region it reads NHWC in place (the filter layout is independent of it).
+    d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
+      Attr& layout = node.args[size_t(node.def->argument_index("inputLayout"))];
+      if (std::get<std::string>(layout) != "nchw") return false;
+      layout = std::string("nhwc");
+      revalidate(node, operands);
+      return true;
+    };
+    return d;
+  }();
   return def;
 }
 

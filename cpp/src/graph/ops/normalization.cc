@@ -139,6 +139,7 @@ const OpDef& batchNormalization_op() {
             infer_batch_norm,
             lower_batch_norm};
     d.channel_affine = batch_norm_channel_affine;
+    d.to_nhwc = to_nhwc_along_axis;  // inside a channels-last region: the channel axis moves last
     return d;
   }();
   return def;

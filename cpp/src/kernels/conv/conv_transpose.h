@@ -17,7 +17,9 @@ struct ConvTranspose2dParams {
   bool has_bias;
 };
 
-// convTranspose2d for float32/float16 (computed in float32); inputs: input, filter[, bias].
-Kernel make_conv_transpose2d_kernel(DataType type, const ConvTranspose2dParams& params);
+// convTranspose2d for float32/float16 (computed in float32); inputs: input, filter[, bias]. A constant
+// filter given here is packed once.
+Kernel make_conv_transpose2d_kernel(DataType type, const ConvTranspose2dParams& params,
+                                    const void* filter_constant = nullptr);
 
 }  // namespace webnn
