@@ -76,3 +76,66 @@ def test_not_recognized(context, case):
     x = np.linspace(-3, 3, 4).astype(np.float32)
     if case in ("gate_read_elsewhere", "erf_is_output"):
         np.testing.assert_allclose(graph.compute({"x": x})["y"], _gelu(x), rtol=1e-6, atol=1e-7)
+
+
+def _hard_swish(x):
+    x = x.astype(np.float64)
+    return x * np.clip(x + 3, 0, 6) / 6
+
+
+def _hard_swish_chain(b, x, form, three=3.0, six=6.0):
+    dtype = x.data_type
+    c = lambda v: b.constant(dtype, v)  # noqa: E731
+    gate = b.clamp(b.add(x, c(three)) if form != "three_first" else b.add(c(three), x), min_value=0.0, max_value=six)
+    product = b.mul(x, gate) if form != "gate_first" else b.mul(gate, x)
+    return b.mul(product, c(1 / 6)) if form == "times_sixth" else b.div(product, c(6.0))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+@pytest.mark.parametrize("form", ["plain", "three_first", "gate_first", "times_sixth"])
+def test_hard_swish_chains_become_hard_swish_and_fuse(context, monkeypatch, dtype, form):
+    # PaddlePaddle exports hard-swish spelled out; recognized, it runs in the convolution's epilogue.
+    x = (RNG.standard_normal((1, 4, 6, 7)) * 3).astype(dtype)
+    w = (RNG.standard_normal((5, 4, 3, 3)) / 6).astype(dtype)
+
+    def make(b):
+        a = b.input("x", data_type=dtype, shape=list(x.shape))
+        return b.build({"y": _hard_swish_chain(b, b.conv2d(a, b.constant(w), padding=[1, 1, 1, 1]), form)})
+
+    graph = make(webnn.MLGraphBuilder(context))
+    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "op_recognition")
+    plain = make(webnn.MLGraphBuilder(context))
+    assert _recognized(graph) == 1 and _recognized(plain) == 0
+    assert _core.plan_steps(graph) == (["conv2d+hardSwish"] if dtype == "float32" else ["conv2d", "hardSwish"])
+    conv = graph.compute({"x": x})["y"]
+    want = plain.compute({"x": x})["y"].astype(np.float64)
+    tol = 1e-5 if dtype == "float32" else 3e-3
+    np.testing.assert_allclose(conv.astype(np.float64), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("case", ["other_three", "other_six", "gate_read_elsewhere", "other_input"])
+def test_hard_swish_lookalikes_are_left_alone(context, case):
+    b = webnn.MLGraphBuilder(context)
+    a = b.input("x", data_type="float32", shape=[2, 8])
+    outputs = {}
+    if case == "other_three":
+        outputs["y"] = _hard_swish_chain(b, a, "plain", three=2.0)
+    elif case == "other_six":
+        outputs["y"] = _hard_swish_chain(b, a, "plain", six=5.0)
+    elif case == "gate_read_elsewhere":
+        gate = b.clamp(b.add(a, b.constant("float32", 3.0)), min_value=0.0, max_value=6.0)
+        outputs["y"] = b.div(b.mul(a, gate), b.constant("float32", 6.0))
+        outputs["gate"] = gate
+    else:  # the gate of one tensor times another
+        z = b.input("z", data_type="float32", shape=[2, 8])
+        gate = b.clamp(b.add(a, b.constant("float32", 3.0)), min_value=0.0, max_value=6.0)
+        outputs["y"] = b.div(b.mul(z, gate), b.constant("float32", 6.0))
+    graph = b.build(outputs)
+    assert _recognized(graph) == 0
+    x = (RNG.standard_normal((2, 8)) * 4).astype(np.float32)
+    got = graph.compute({"x": x, "z": x + 1} if case == "other_input" else {"x": x})["y"]
+    gate = np.clip(x.astype(np.float64) + (2 if case == "other_three" else 3), 0, 5 if case == "other_six" else 6)
+    want = (x + 1 if case == "other_input" else x) * gate / 6
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+    if case != "other_input":
+        assert "hardSwish" not in _core.plan_steps(graph)

@@ -1,7 +1,8 @@
 // Op recognition: element-wise chains that spell out an op WebNN has become that op, so they run as
-// one kernel (one pass over memory) instead of several. Today: GELU written with erf, as exporters
-// emit it: 0.5 * x * (1 + erf(x / sqrt(2))), in any order of its multiplications and with
-// x * (1 / sqrt(2)) for the division. Needs remove_dead_code after it.
+// one kernel (one pass over memory) instead of several, and can then be fused into the producer's
+// epilogue. Today: GELU written with erf, as exporters emit it: 0.5 * x * (1 + erf(x / sqrt(2))), in
+// any order of its multiplications and with x * (1 / sqrt(2)) for the division; and hard-swish
+// written as x * clamp(x + 3, 0, 6) / 6. Needs remove_dead_code after it.
 #include <cmath>
 
 #include "compiler/passes.h"
@@ -53,6 +54,24 @@ class Matcher {
     return -1;
   }
 
+  // x, when the div or mul `node` ends x * clamp(x + 3, 0, 6) / 6 (the multiplication in either
+  // order, / 6 or * (1/6)), the hard-swish spelled out (PaddlePaddle exports), else -1.
+  int hard_swish_input(const Node& node) const {
+    const int product = node.def->name == "div" ? (is_scalar(node.inputs[1], 6.0) ? node.inputs[0] : -1)
+                                                : other_than_scalar(node, 1.0 / 6.0);
+    const Node* mul = product < 0 ? nullptr : producer(product, "mul");
+    if (!mul) return -1;
+    for (int k : {0, 1}) {
+      const Node* clamp = producer(mul->inputs[k], "clamp");
+      if (!clamp || clamp->def->clamp_bounds(OpView(*clamp, ir_.operands)) != std::pair<float, float>(0.0f, 6.0f))
+        continue;
+      const Node* add = producer(clamp->inputs[0], "add");
+      const int x = add ? other_than_scalar(*add, 3.0) : -1;
+      if (x >= 0 && x == mul->inputs[1 - k]) return x;
+    }
+    return -1;
+  }
+
   // The GELU input when the mul `node` ends a GELU chain, else -1.
   int gelu_input(const Node& node) const {
     for (int half_side : {0, 1}) {
@@ -86,20 +105,24 @@ class Matcher {
 void recognize_ops(CompileState& state) {
   GraphIR& ir = state.graph;
   const OpDef* gelu = find_op("gelu");
+  const OpDef* hard_swish = find_op("hardSwish");
   const Matcher matcher(state);  // reader counts stay right: a rewritten chain's inner values had one reader
   size_t recognized = 0;
   for (size_t n = 0; n < ir.nodes.size(); ++n) {
     Node& node = ir.nodes[n];
-    if (!state.live_node[n] || node.def->name != "mul") continue;
+    if (!state.live_node[n] || (node.def->name != "mul" && node.def->name != "div")) continue;
     const int y = node.outputs[0];
     const DataType type = ir.operands[size_t(y)].desc.data_type;
     if (type != DataType::kFloat32 && type != DataType::kFloat16) continue;
-    const int x = matcher.gelu_input(node);
-    if (x < 0 || ir.operands[size_t(x)].desc != ir.operands[size_t(y)].desc) continue;
-    node = Node{gelu, {OperandRef{x}}, node.label, {x}, {y}, nullptr};
+    const OpDef* op = nullptr;
+    int x = node.def->name == "mul" ? matcher.gelu_input(node) : -1;
+    if (x >= 0) op = gelu;
+    else if ((x = matcher.hard_swish_input(node)) >= 0) op = hard_swish;
+    if (!op || ir.operands[size_t(x)].desc != ir.operands[size_t(y)].desc) continue;
+    node = Node{op, {OperandRef{x}}, node.label, {x}, {y}, nullptr};
     ++recognized;
   }
-  state.log("op_recognition", str_cat(recognized, " element-wise chains run as one op (gelu)"));
+  state.log("op_recognition", str_cat(recognized, " element-wise chains run as one op (gelu, hardSwish)"));
 }
 
 }  // namespace webnn
