@@ -168,3 +168,62 @@ def test_float16_conv_keeps_its_activation_separate(context):
     x = RNG.standard_normal((1, 4, 5, 5)).astype(np.float16)
     want = _sigmoid(np.repeat(x.astype(np.float64).sum(axis=1, keepdims=True) * 0.25, 4, axis=1))
     np.testing.assert_allclose(graph.compute({"x": x})["y"].astype(np.float64), want, rtol=2e-3, atol=2e-3)
+
+
+@pytest.mark.parametrize("case", ["conv_hard_swish_mul_add", "depthwise_relu_mul", "matmul_gelu_add_mul"])
+def test_single_value_mul_and_add_after_the_activation_fused(build_twice, case):
+    # PP-LCNet's learnable affine after each hard-swish: y = hardSwish(conv(x)) * s + t runs in the
+    # convolution's epilogue (to float32 rounding: the two are applied as one scale and shift).
+    if case == "matmul_gelu_add_mul":
+        x = RNG.standard_normal((5, 30)).astype(np.float32)
+        w = (RNG.standard_normal((30, 20)) * 0.3).astype(np.float32)
+        bias = RNG.standard_normal(20).astype(np.float32)
+
+        def make(b):
+            y = b.gelu(b.add(b.matmul(b.input("x", data_type="float32", shape=[5, 30]), b.constant(w)),
+                             b.constant(bias)))
+            return b.build({"y": b.mul(b.add(y, b.constant("float32", 0.5)), b.constant("float32", 3.0))})
+
+        z = x.astype(np.float64) @ w + bias
+        want = (0.5 * z * (1 + _erf(z / math.sqrt(2))) + 0.5) * 3.0
+        steps = ["matmul+add+gelu+add+mul"]
+    else:
+        cin, cout, groups, k = (6, 10, 1, 3) if case.startswith("conv") else (12, 12, 12, 3)
+        x = RNG.standard_normal((1, 7, 8, cin)).astype(np.float32)
+        w = (RNG.standard_normal((cout, cin // groups, k, k)) / math.sqrt(cin // groups * k * k)).astype(np.float32)
+        bias = RNG.standard_normal(cout).astype(np.float32)
+
+        def make(b):
+            y = b.conv2d(b.input("x", data_type="float32", shape=list(x.shape)),
+                         b.constant(w.transpose(0, 2, 3, 1).copy()), bias=b.constant(bias), padding=[1] * 4,
+                         groups=groups, input_layout="nhwc", filter_layout="ohwi")
+            if case.startswith("conv"):
+                y = b.add(b.mul(b.hard_swish(y), b.constant("float32", 0.75)), b.constant("float32", -0.2))
+            else:
+                y = b.mul(b.relu(y), b.constant("float32", -1.5))
+            return b.build({"y": y})
+
+        z = _conv_reference(x, w, bias, groups, 1, "nhwc")
+        want = z * np.clip(z + 3, 0, 6) / 6 * 0.75 - 0.2 if case.startswith("conv") else np.maximum(z, 0) * -1.5
+        steps = ["conv2d+hardSwish+mul+add"] if case.startswith("conv") else ["conv2d+relu+mul"]
+    graph, plain = build_twice(make, "epilogue_fusion")
+    assert _core.plan_steps(graph) == steps
+    got, separate = graph.compute({"x": x})["y"], plain.compute({"x": x})["y"]
+    np.testing.assert_allclose(got, separate, rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+def test_nothing_fuses_after_the_affine_tail(build_twice):
+    # relu, * 2, then a sigmoid: the sigmoid would have to run after the scale, so it runs alone.
+    x = RNG.standard_normal((1, 4, 5, 5)).astype(np.float32)
+    w = (RNG.standard_normal((4, 4, 1, 1)) * 0.5).astype(np.float32)
+
+    def make(b):
+        y = b.relu(b.conv2d(b.input("x", data_type="float32", shape=[1, 4, 5, 5]), b.constant(w)))
+        return b.build({"y": b.sigmoid(b.mul(b.constant("float32", 2.0), y))})
+
+    graph, plain = build_twice(make, "epilogue_fusion")
+    assert _core.plan_steps(graph) == ["conv2d+relu+mul", "sigmoid"]
+    want = _sigmoid(2 * np.maximum(_conv_reference(x, w, np.zeros(4, np.float32), 1, 0, "nchw"), 0))
+    np.testing.assert_allclose(graph.compute({"x": x})["y"], want, rtol=2e-6, atol=2e-6)
+    np.testing.assert_allclose(plain.compute({"x": x})["y"], want, rtol=2e-6, atol=2e-6)

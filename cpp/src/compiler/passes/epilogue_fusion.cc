@@ -4,7 +4,8 @@
 // runs where the add was, once the addend exists. An op (or op + add) whose output is read only by
 // a clamp-like op (relu, clamp) absorbs it when its kernel clamps. Then an element-wise unary op
 // (sigmoid, hardSwish, gelu, ...) is absorbed as the epilogue's activation, and a sigmoid whose output
-// is only multiplied by its own input (x * sigmoid(x), read by nothing else) as SiLU.
+// is only multiplied by its own input (x * sigmoid(x), read by nothing else) as SiLU. A mul or add
+// by a single float constant after the activation (or clamp) becomes the activation's affine tail.
 #include <algorithm>
 #include <tuple>
 
@@ -57,12 +58,44 @@ void fuse_epilogues(CompileState& state) {
     if (fusion[producer].runs_in >= 0) producer = fusion[producer].runs_in;
     return ir.nodes[producer].outputs.size() == 1 || fusion[producer].output >= 0 ? producer : -1;
   };
+  // A mul or add of the producer's output by a single float constant, after its activation or clamp:
+  // the activation's affine tail (scale, shift).
+  auto affine_tail = [&](size_t n, EpilogueRole role) {
+    const Node& node = ir.nodes[n];
+    for (int side = 0; side < 2; ++side) {
+      const int x = node.inputs[side], other = node.inputs[1 - side];
+      const OperandInfo& value = ir.operands[size_t(other)];
+      if (value.kind != OperandInfo::Kind::kConstant || value.desc.data_type != DataType::kFloat32 ||
+          ir.operands[x].desc.shape != ir.operands[node.outputs[0]].desc.shape)
+        continue;
+      const std::vector<double> c = float_constant_values(value);
+      const int producer = c.size() == 1 ? fusable_producer(x) : -1;
+      if (producer < 0) continue;
+      NodeFusion& target = fusion[producer];
+      FusedActivation& tail = target.epilogue.activation;
+      if (!(tail.present || target.absorbed_clamp) || !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueActivation))
+        continue;
+      if (role == EpilogueRole::kMul) {
+        tail.scale = float(tail.scale * c[0]);
+        tail.shift = float(tail.shift * c[0]);
+      } else {
+        tail.shift = float(tail.shift + c[0]);
+      }
+      target.output = node.outputs[0];
+      target.absorbed_ops.push_back(node.def->name);
+      fusion[n].runs_in = producer;
+      return true;
+    }
+    return false;
+  };
   size_t fused = 0;
   for (size_t n = 0; n < ir.nodes.size(); ++n) {
-    if (!state.live_node[n]) continue;
+    if (!state.live_node[n] || fusion[n].runs_in >= 0) continue;  // absorbed already (SiLU's mul)
     const Node& node = ir.nodes[n];
     const EpilogueRole role = node.def->epilogue_role;
-    if (role == EpilogueRole::kAdd) {
+    if ((role == EpilogueRole::kAdd || role == EpilogueRole::kMul) && affine_tail(n, role)) {
+      ++fused;
+    } else if (role == EpilogueRole::kAdd) {
       const auto& out_shape = ir.operands[node.outputs[0]].desc.shape;
       for (int side = 0; side < 2; ++side) {
         const int x = node.inputs[side], other = node.inputs[1 - side];
@@ -92,7 +125,7 @@ void fuse_epilogues(CompileState& state) {
       const int producer = fusable_producer(node.inputs[0]);
       if (producer < 0) continue;
       NodeFusion& target = fusion[producer];
-      if (target.absorbed_clamp || target.epilogue.activation.present ||
+      if (target.absorbed_clamp || target.epilogue.activation.present || target.epilogue.activation.affine() ||
           !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueClamp))
         continue;
       std::tie(target.epilogue.clamp_min, target.epilogue.clamp_max) =
@@ -112,7 +145,8 @@ void fuse_epilogues(CompileState& state) {
       }
       if (producer < 0) continue;
       NodeFusion& target = fusion[producer];
-      if (target.epilogue.activation.present || !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueActivation))
+      if (target.epilogue.activation.present || target.epilogue.activation.affine() ||
+          !(epilogue_support(ir, ir.nodes[producer]) & kEpilogueActivation))
         continue;
       if (mul >= 0) activation.op = UnaryOp::kSilu;
       target.epilogue.activation = activation;

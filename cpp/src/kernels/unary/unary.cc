@@ -43,6 +43,8 @@ Kernel copy_kernel(size_t bytes) {
 
 ActivationLoop activation_loop(const FusedActivation& activation) {
   ActivationLoop loop;
+  loop.scale = activation.scale;
+  loop.shift = activation.shift;
   if (!activation.present) return loop;
   loop.fn = loops().unary(activation.op, DataType::kFloat32);
   if (!loop.fn) throw_type_error("internal: fused activation has no float32 variant");

@@ -24,18 +24,27 @@ struct UnaryParams {
 using UnaryLoopFn = void (*)(const void* in, void* out, size_t count, const UnaryParams& params);
 
 // An element-wise op a kernel applies to its float32 output while it is still in cache (the
-// compiler fuses it into the kernel's epilogue): out = op(out), after the epilogue's add and clamp.
+// compiler fuses it into the kernel's epilogue): out = op(out), after the epilogue's add and clamp;
+// then out = out * scale + shift (a multiplication and an addition by single values after it).
 struct FusedActivation {
   bool present = false;
   UnaryOp op = UnaryOp::kLinear;
   UnaryParams params;
+  float scale = 1.0f, shift = 0.0f;
+  bool affine() const { return scale != 1.0f || shift != 0.0f; }
 };
-// Applies a fused activation in place with the active level's float32 loop (nothing when absent).
+// Applies a fused activation (and its affine tail) in place with the active level's float32 loop
+// (nothing when absent).
 struct ActivationLoop {
   UnaryLoopFn fn = nullptr;
   UnaryParams params;
-  void operator()(float* values, size_t count) const { if (fn) fn(values, values, count, params); }
-  explicit operator bool() const { return fn != nullptr; }
+  float scale = 1.0f, shift = 0.0f;
+  void operator()(float* values, size_t count) const {
+    if (fn) fn(values, values, count, params);
+    if (scale != 1.0f || shift != 0.0f)
+      for (size_t i = 0; i < count; ++i) values[i] = values[i] * scale + shift;
+  }
+  explicit operator bool() const { return fn != nullptr || scale != 1.0f || shift != 0.0f; }
 };
 ActivationLoop activation_loop(const FusedActivation& activation);
 
