@@ -40,6 +40,14 @@ struct CompileState {
 
   std::shared_ptr<Plan> plan = std::make_shared<Plan>();
 
+  // Per operand, how many live nodes read it (a node reading it twice counts twice).
+  std::vector<int> live_readers() const {
+    std::vector<int> readers(graph.operands.size(), 0);
+    for (size_t n = 0; n < graph.nodes.size(); ++n)
+      if (live_node[n])
+        for (int in : graph.nodes[n].inputs) ++readers[size_t(in)];
+    return readers;
+  }
   // Whether operand `id` is one of the graph outputs.
   bool is_graph_output(int id) const {
     for (const auto& [name, out] : outputs)

@@ -45,10 +45,7 @@ void fuse_epilogues(CompileState& state) {
   const GraphIR& ir = state.graph;
   std::vector<NodeFusion>& fusion = state.fusion;
   fusion.assign(ir.nodes.size(), NodeFusion{});
-  std::vector<int> readers(ir.operands.size(), 0);
-  for (size_t n = 0; n < ir.nodes.size(); ++n)
-    if (state.live_node[n])
-      for (int in : ir.nodes[n].inputs) ++readers[in];
+  std::vector<int> readers = state.live_readers();
   for (const auto& [name, id] : state.outputs) ++readers[id];
 
   // The node whose kernel produces operand x, when x is its only output, float32, read `reads` times.

@@ -13,11 +13,7 @@ namespace {
 
 class Matcher {
  public:
-  explicit Matcher(const CompileState& state) : state_(state), ir_(state.graph), readers_(ir_.operands.size(), 0) {
-    for (size_t n = 0; n < ir_.nodes.size(); ++n)
-      if (state.live_node[n])
-        for (int in : ir_.nodes[n].inputs) ++readers_[size_t(in)];
-  }
+  explicit Matcher(const CompileState& state) : state_(state), ir_(state.graph), readers_(state.live_readers()) {}
 
   // The live node producing `id`, when it is op `name` and (unless `any_readers`) `id` has no other
   // reader and is not a graph output.

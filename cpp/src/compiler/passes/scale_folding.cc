@@ -9,10 +9,7 @@ namespace webnn {
 
 void fold_scales(CompileState& state) {
   GraphIR& ir = state.graph;
-  std::vector<int> readers(ir.operands.size(), 0);
-  for (size_t n = 0; n < ir.nodes.size(); ++n)
-    if (state.live_node[n])
-      for (int in : ir.nodes[n].inputs) ++readers[size_t(in)];
+  std::vector<int> readers = state.live_readers();
 
   size_t folded = 0;
   for (size_t n = 0; n < ir.nodes.size(); ++n) {

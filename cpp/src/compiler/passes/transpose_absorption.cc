@@ -1,7 +1,7 @@
 // Transpose absorption: a transpose into channels-last (permutation 0, 2, 3, 1) whose result only
 // one op reads, when that op's kernel can read the untransposed input itself
-// (OpDef::absorbs_input_transpose: the first convolution of a network, 3 input channels, reads the
-// NCHW image directly), runs inside that op's step: no transposed copy is written or read.
+// (OpDef::absorbs_input_transpose: the first convolution of a network, at most 4 input channels,
+// reads the NCHW image directly), runs inside that op's step: no transposed copy is written or read.
 #include "compiler/passes.h"
 
 namespace webnn {
@@ -11,10 +11,7 @@ void absorb_transposes(CompileState& state) {
   if (state.fusion.empty()) state.fusion.assign(ir.nodes.size(), NodeFusion{});  // epilogue_fusion disabled
   const OpDef* transpose = find_op("transpose");
   const std::vector<int64_t> to_nhwc = {0, 2, 3, 1};
-  std::vector<int> readers(ir.operands.size(), 0);
-  for (size_t n = 0; n < ir.nodes.size(); ++n)
-    if (state.live_node[n])
-      for (int in : ir.nodes[n].inputs) ++readers[size_t(in)];
+  std::vector<int> readers = state.live_readers();
 
   size_t absorbed = 0;
   for (size_t n = 0; n < ir.nodes.size(); ++n) {

@@ -22,10 +22,7 @@ void fold_transposes(CompileState& state) {
   GraphIR& ir = state.graph;
   const OpDef* transpose = find_op("transpose");
   const OpDef* reshape = find_op("reshape");
-  std::vector<int> readers(ir.operands.size(), 0);
-  for (size_t n = 0; n < ir.nodes.size(); ++n)
-    if (state.live_node[n])
-      for (int in : ir.nodes[n].inputs) ++readers[size_t(in)];
+  std::vector<int> readers = state.live_readers();
 
   size_t composed = 0, to_views = 0;
   for (size_t n = 0; n < ir.nodes.size(); ++n) {
