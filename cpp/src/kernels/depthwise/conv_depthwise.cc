@@ -16,7 +16,8 @@ namespace webnn {
 namespace {
 
 constexpr size_t kScratchBudget = 8192;  // floats of NCHW scratch per thread: half of a 64 KB L1
-constexpr size_t kChannelBlock = 64;     // NHWC channels per work item
+constexpr size_t kChannelBlock = 64;     // NHWC channels per work item when rows are few
+constexpr size_t kRowsForWholeRows = 16;  // NHWC: from this many output rows, an item is a whole row
 constexpr size_t kMaxLanes = 16;
 
 size_t round_up(size_t n, size_t multiple) { return (n + multiple - 1) / multiple * multiple; }
@@ -93,7 +94,8 @@ std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p, const Depthwis
     }
   g.tap_offsets = state->tap_offsets.data();
   g.channel_stride = round_up(g.channels, kMaxLanes);
-  g.channel_block = kChannelBlock;
+  // Whole rows stream each input row once, front to back; few rows split their channels too.
+  g.channel_block = p.batch * p.out_h >= kRowsForWholeRows ? g.channel_stride : kChannelBlock;
   return state;
 }
 

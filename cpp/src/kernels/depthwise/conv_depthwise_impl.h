@@ -524,6 +524,23 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
   const auto channels = [&](auto&& run) {
     for (size_t c = c0; c < c1; c += V::kLanes) run(c, V::first(c1 - c), V::load(bias + c), weights + kh0 * w_row_step + c);
   };
+  // The input rows the next output row adds (stride_h of them) stream in from memory while this row
+  // computes, a tile's width ahead (a tensor past the cache read in channel blocks defeats the
+  // hardware prefetchers). The first channel block of a row issues them.
+  const ptrdiff_t ahead_first = ptrdiff_t((oy + 1) * g.stride_h + (g.kernel_h - 1) * g.dilation_h) -
+                                ptrdiff_t(g.pad_top) - ptrdiff_t(g.stride_h) + 1;
+  const size_t ahead_rows = c0 != 0 || oy + 1 >= g.out_h || ahead_first >= ptrdiff_t(g.in_h) ? 0
+                            : std::min<size_t>(g.stride_h, g.in_h - size_t(std::max<ptrdiff_t>(ahead_first, 0)));
+  const float* ahead = image + size_t(std::max<ptrdiff_t>(ahead_first, 0)) * W * C;
+  size_t prefetched = 0;  // bytes of each ahead row issued
+  const auto prefetch_to = [&](size_t ox_end) {
+    const size_t end = std::min(W, ox_end * sw) * C * sizeof(float);
+    for (size_t r = 0; r < ahead_rows; ++r) {
+      const char* row = reinterpret_cast<const char*>(ahead + r * W * C);
+      for (size_t b = prefetched; b < end; b += 64) __builtin_prefetch(row + b, 0, 2);
+    }
+    if (end > prefetched) prefetched = (end + 63) / 64 * 64;
+  };
   for (size_t ox = 0; ox < OW; ++ox) {  // edge pixels, one at a time with their clipped window
     if (ox == ox_lo) ox = ox_hi;
     if (ox == OW) break;
@@ -539,6 +556,7 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
   size_t ox = ox_lo;
   if (sw == 1 && dw == 1 && (KW == 3 || KW == 5)) {  // full tiles reuse each loaded input vector
     for (; ox + kMaxTilePixels <= ox_hi; ox += kMaxTilePixels) {
+      prefetch_to(ox + 2 * kMaxTilePixels);
       const float* src = rows + (ox - g.pad_left) * C;
       channels([&](size_t c, typename V::Mask mask, typename V::T b, const float* w) {
         if (KW == 3)
@@ -551,6 +569,7 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
     }
   }
   for (; ox < ox_hi; ox += kMaxTilePixels) {
+    prefetch_to(ox + 2 * kMaxTilePixels);
     with_count<kMaxTilePixels>(std::min(kMaxTilePixels, ox_hi - ox), [&](auto pixels) {
       const float* src = rows + (ox * sw - g.pad_left) * C;
       channels([&](size_t c, typename V::Mask mask, typename V::T b, const float* w) {
@@ -559,6 +578,7 @@ void f32_dwconv_nhwc_row(const DepthwisePlan& g, const float* weights, const flo
       });
     });
   }
+  prefetch_to(W);
 }
 
 template <class V>
