@@ -5,6 +5,19 @@
 
 namespace webnn {
 
+// Batch split (before the pipeline, on the built graph): when every value computed from the inputs
+// carries the batch along axis 0 and every live op keeps batch items apart, the graph rewritten for
+// a chunk of the batch (the pipeline then compiles that), and how many chunks run at once
+// (Plan::Split); `summary` says what was decided, or why the graph runs whole.
+struct BatchSplit {
+  GraphIR chunk_ir;
+  size_t batch = 0, chunk = 0;  // chunk 0: not split
+  int workers = 1;
+  std::string summary;
+  bool splits() const { return chunk > 0 && chunk < batch; }
+};
+BatchSplit split_batch(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads);
+
 // Marks the nodes and operands the graph outputs depend on (live_node, live_operand).
 void remove_dead_code(CompileState& state);
 // Runs, at build time, each live node whose inputs are all constants, and turns its outputs into

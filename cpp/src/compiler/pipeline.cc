@@ -45,13 +45,20 @@ bool disabled(const char* name) {
 }  // namespace
 
 std::vector<std::string> compiler_pass_names() {
-  std::vector<std::string> names;
+  std::vector<std::string> names{"batch_split"};
   for (const Pass& pass : kPipeline) names.push_back(pass.name);
   return names;
 }
 
-std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs) {
-  CompileState state(ir, outputs);
+std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads) {
+  BatchSplit split;
+  if (disabled("batch_split"))
+    split.summary = "disabled (WEBNN_DISABLE_PASSES)";
+  else
+    split = split_batch(ir, outputs, threads);
+  CompileState state(split.splits() ? split.chunk_ir : ir, outputs);
+  split.chunk_ir = GraphIR{};
+  state.log("batch_split", split.summary);
   for (const Pass& pass : kPipeline) {
     if (pass.optional && disabled(pass.name)) {
       state.log(pass.name, "disabled (WEBNN_DISABLE_PASSES)");
@@ -62,6 +69,12 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
   Plan& plan = *state.plan;
   for (const OperandInfo& info : state.graph.operands) plan.operand_descs.push_back(info.desc);
   plan.step_nanos.reset(new std::atomic<uint64_t>[plan.steps.size()]());
+  if (split.splits()) {
+    plan.split.chunks = split.batch / split.chunk;
+    plan.split.workers = split.workers;
+    for (const Plan::Input& in : plan.inputs) plan.split.input_bytes.push_back(state.graph.operands[size_t(in.id)].desc.byte_length());
+    for (const Plan::Output& out : plan.outputs) plan.split.output_bytes.push_back(out.bytes);
+  }
   return state.plan;
 }
 

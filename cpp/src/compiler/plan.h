@@ -45,11 +45,30 @@ struct Plan {
   std::vector<Input> inputs;    // sorted by name
   std::vector<Output> outputs;  // sorted by name
 
+  // Intermediate values by arena offset (operand, byte offset): where a second arena places them.
+  std::vector<std::pair<int, size_t>> arena_slots;
+
+  // Batch split (compiler/passes/batch_split.cc): the steps compute one chunk of the graph's batch;
+  // the executor runs them `chunks` times, every input and output offset by its chunk bytes, on
+  // `workers` threads at once (each chunk's kernels then run on their thread alone).
+  struct Split {
+    size_t chunks = 1;
+    int workers = 1;
+    std::vector<size_t> input_bytes, output_bytes;  // per chunk, aligned with inputs / outputs
+  };
+  Split split;
+
   // execute_plan's working memory, kept between runs: like the arena, it is safe to share because
-  // a plan runs only on its context's timeline, one run at a time.
-  std::vector<void*> pointers;
-  std::vector<const void*> step_inputs;
-  std::vector<void*> step_outputs;
+  // a plan runs only on its context's timeline, one run at a time. One per concurrent chunk; the
+  // first uses `arena`.
+  struct RunMemory {
+    std::vector<void*> pointers;
+    std::vector<const void*> step_inputs;
+    std::vector<void*> step_outputs;
+    BufferPtr arena;
+    std::atomic<bool> in_use{false};
+  };
+  std::vector<std::unique_ptr<RunMemory>> run_memory;
 
   // What each compiler pass did, in order: (pass, summary).
   struct PassRecord {
@@ -65,7 +84,8 @@ struct Plan {
 };
 
 // Compiles a graph for the CPU: the passes of compiler/pipeline.cc, in order.
-std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs);
+// `threads`: the context's thread count (batch split runs that many chunks at once).
+std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads = 1);
 // The pipeline's pass names, in the order they run.
 std::vector<std::string> compiler_pass_names();
 

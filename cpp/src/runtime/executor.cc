@@ -7,18 +7,23 @@
 
 namespace webnn {
 
-void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::vector<BufferPtr>& outputs,
-                  ThreadPool* pool) {
-  std::vector<void*>& ptr = plan.pointers;
+namespace {
+
+// The steps over one chunk: `inputs` / `outputs` point at the chunk's first bytes.
+void run_steps(Plan& plan, Plan::RunMemory& memory, const std::vector<const uint8_t*>& inputs,
+               const std::vector<uint8_t*>& outputs, ThreadPool* pool) {
+  std::vector<void*>& ptr = memory.pointers;
   ptr.assign(plan.base_pointers.begin(), plan.base_pointers.end());
-  for (size_t i = 0; i < plan.inputs.size(); ++i) ptr[plan.inputs[i].id] = inputs[i]->data();
+  if (memory.arena)  // a second arena: its own place for every intermediate value
+    for (const auto& [operand, offset] : plan.arena_slots) ptr[size_t(operand)] = memory.arena->data() + offset;
+  for (size_t i = 0; i < plan.inputs.size(); ++i) ptr[plan.inputs[i].id] = const_cast<uint8_t*>(inputs[i]);
   for (size_t i = 0; i < plan.outputs.size(); ++i)
-    if (plan.outputs[i].direct) ptr[plan.outputs[i].id] = outputs[i]->data();
+    if (plan.outputs[i].direct) ptr[plan.outputs[i].id] = outputs[i];
 
   for (const Plan::Placement& p : plan.placements) ptr[p.operand] = static_cast<uint8_t*>(ptr[p.root]) + p.offset;
 
-  std::vector<const void*>& in_ptrs = plan.step_inputs;
-  std::vector<void*>& out_ptrs = plan.step_outputs;
+  std::vector<const void*>& in_ptrs = memory.step_inputs;
+  std::vector<void*>& out_ptrs = memory.step_outputs;
   const bool profiling = plan.profiling.load(std::memory_order_relaxed);
   for (size_t s = 0; s < plan.steps.size(); ++s) {
     const Step& step = plan.steps[s];
@@ -39,9 +44,56 @@ void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::v
     const auto nanos = std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start);
     plan.step_nanos[s].fetch_add(uint64_t(nanos.count()), std::memory_order_relaxed);
   }
-  if (profiling) plan.profiled_runs.fetch_add(1, std::memory_order_relaxed);
   for (size_t i = 0; i < plan.outputs.size(); ++i)
-    if (!plan.outputs[i].direct) std::memcpy(outputs[i]->data(), ptr[plan.outputs[i].id], plan.outputs[i].bytes);
+    if (!plan.outputs[i].direct) std::memcpy(outputs[i], ptr[plan.outputs[i].id], plan.outputs[i].bytes);
+}
+
+// Working memory for one more concurrent chunk, made on first use: `index` 0 is the plan's arena.
+void ensure_run_memory(Plan& plan, size_t count) {
+  while (plan.run_memory.size() < count) {
+    auto memory = std::make_unique<Plan::RunMemory>();
+    if (!plan.run_memory.empty() && plan.arena_bytes) memory->arena = std::make_shared<AlignedBuffer>(plan.arena_bytes);
+    plan.run_memory.push_back(std::move(memory));
+  }
+}
+
+}  // namespace
+
+void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::vector<BufferPtr>& outputs,
+                  ThreadPool* pool) {
+  const Plan::Split& split = plan.split;
+  std::vector<const uint8_t*> in(inputs.size());
+  std::vector<uint8_t*> out(outputs.size());
+  const auto chunk_pointers = [&](size_t chunk, std::vector<const uint8_t*>& in_at, std::vector<uint8_t*>& out_at) {
+    for (size_t i = 0; i < inputs.size(); ++i)
+      in_at[i] = inputs[i]->data() + chunk * (split.chunks > 1 ? split.input_bytes[i] : 0);
+    for (size_t i = 0; i < outputs.size(); ++i)
+      out_at[i] = outputs[i]->data() + chunk * (split.chunks > 1 ? split.output_bytes[i] : 0);
+  };
+  if (split.workers <= 1 || pool->max_threads() < 2) {
+    ensure_run_memory(plan, 1);
+    for (size_t chunk = 0; chunk < split.chunks; ++chunk) {
+      chunk_pointers(chunk, in, out);
+      run_steps(plan, *plan.run_memory[0], in, out, pool);
+    }
+  } else {
+    // Whole chunks at once, one per thread; each takes a free working memory for its run.
+    ensure_run_memory(plan, size_t(split.workers));
+    ThreadPool alone(1);
+    pool->parallel_for(split.chunks, 1, [&](size_t begin, size_t end) {
+      Plan::RunMemory* memory = nullptr;
+      for (size_t m = 0; !memory; m = (m + 1) % plan.run_memory.size())
+        if (!plan.run_memory[m]->in_use.exchange(true, std::memory_order_acquire)) memory = plan.run_memory[m].get();
+      std::vector<const uint8_t*> in_at(inputs.size());
+      std::vector<uint8_t*> out_at(outputs.size());
+      for (size_t chunk = begin; chunk < end; ++chunk) {
+        chunk_pointers(chunk, in_at, out_at);
+        run_steps(plan, *memory, in_at, out_at, &alone);
+      }
+      memory->in_use.store(false, std::memory_order_release);
+    });
+  }
+  if (plan.profiling.load(std::memory_order_relaxed)) plan.profiled_runs.fetch_add(1, std::memory_order_relaxed);
 }
 
 }  // namespace webnn

@@ -78,7 +78,7 @@ Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& ou
     try {
       auto graph = std::make_shared<detail::GraphImpl>();
       graph->context = context;
-      graph->plan = compile_plan(*ir, output_ids);
+      graph->plan = compile_plan(*ir, output_ids, context->pool.max_threads());
       for (const auto& in : graph->plan->inputs) graph->input_descriptors[in.name] = ir->operands[in.id].desc;
       for (const auto& [name, id] : output_ids) graph->output_descriptors[name] = ir->operands[id].desc;
       context->register_graph(graph);

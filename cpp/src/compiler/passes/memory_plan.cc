@@ -186,7 +186,10 @@ void plan_memory(CompileState& state) {
   plan.arena_bytes = place_intervals(intervals);
   if (plan.arena_bytes) {
     plan.arena = std::make_shared<AlignedBuffer>(plan.arena_bytes);
-    for (const auto& iv : intervals) plan.base_pointers[iv.id] = plan.arena->data() + iv.offset;
+    for (const auto& iv : intervals) {
+      plan.base_pointers[iv.id] = plan.arena->data() + iv.offset;
+      plan.arena_slots.push_back({iv.id, iv.offset});
+    }
   }
   state.log("memory_plan", str_cat(intervals.size(), " intermediate values in a ", plan.arena_bytes, "-byte arena"));
 }
