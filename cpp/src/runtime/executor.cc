@@ -1,5 +1,6 @@
 #include "runtime/executor.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 
@@ -78,19 +79,23 @@ void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::v
     }
   } else {
     // Whole chunks at once, one per thread; each takes a free working memory for its run.
-    ensure_run_memory(plan, size_t(split.workers));
+    ensure_run_memory(plan, size_t(std::max(split.workers, pool->max_threads())));
     ThreadPool alone(1);
     pool->parallel_for(split.chunks, 1, [&](size_t begin, size_t end) {
+      // At most max_threads calls run at once, and there are as many memories: one is free.
       Plan::RunMemory* memory = nullptr;
       for (size_t m = 0; !memory; m = (m + 1) % plan.run_memory.size())
         if (!plan.run_memory[m]->in_use.exchange(true, std::memory_order_acquire)) memory = plan.run_memory[m].get();
+      struct Release {
+        Plan::RunMemory* memory;
+        ~Release() { memory->in_use.store(false, std::memory_order_release); }
+      } release{memory};
       std::vector<const uint8_t*> in_at(inputs.size());
       std::vector<uint8_t*> out_at(outputs.size());
       for (size_t chunk = begin; chunk < end; ++chunk) {
         chunk_pointers(chunk, in_at, out_at);
         run_steps(plan, *memory, in_at, out_at, &alone);
       }
-      memory->in_use.store(false, std::memory_order_release);
     });
   }
   if (plan.profiling.load(std::memory_order_relaxed)) plan.profiled_runs.fetch_add(1, std::memory_order_relaxed);
