@@ -137,6 +137,19 @@ def _attention(b, batch):
     return b.build({"y": b.layer_normalization(b.add(mixed, x), axes=[2])})
 
 
+def _moved_batch_attention(b, batch):
+    """PP-OCR's SVTR attention: one projection cut into q, k, v along an axis the transpose puts
+    before the batch, so the batch sits on axis 1 between the transposes."""
+    rng = np.random.default_rng(7)
+    x = b.input("x", data_type="float32", shape=[batch, 64, 64])
+    qkv = b.matmul(x, b.constant((rng.standard_normal((64, 192)) / 8).astype(np.float32)))
+    parts = b.transpose(b.reshape(qkv, [batch, 64, 3, 4, 16]), permutation=[2, 0, 3, 1, 4])  # [3, batch, 4, 64, 16]
+    q, k, v = (b.gather(parts, b.constant(np.array(i, np.int32)), axis=0) for i in range(3))
+    scores = b.softmax(b.matmul(q, b.transpose(k, permutation=[0, 1, 3, 2])), 3)
+    mixed = b.reshape(b.transpose(b.matmul(scores, v), permutation=[0, 2, 1, 3]), [batch, 64, 64])
+    return b.build({"y": b.add(mixed, x)})
+
+
 def _embedding(b, batch):
     rng = np.random.default_rng(6)
     ids = b.input("ids", data_type="int32", shape=[batch, 128])
@@ -147,8 +160,9 @@ def _embedding(b, batch):
 
 @pytest.mark.parametrize("make,feeds", [
     (_attention, lambda n: {"x": RNG.standard_normal((n, 64, 64)).astype(np.float32)}),
+    (_moved_batch_attention, lambda n: {"x": RNG.standard_normal((n, 64, 64)).astype(np.float32)}),
     (_embedding, lambda n: {"ids": RNG.integers(0, 500, (n, 128)).astype(np.int32)}),
-], ids=["attention", "embedding_lookup"])
+], ids=["attention", "moved_batch_attention", "embedding_lookup"])
 def test_transformer_pieces_split(threaded, monkeypatch, make, feeds):
     context, _ = threaded
     data = feeds(4)
@@ -169,8 +183,9 @@ def _mixing(kind):
             y = b.add(h, y)
         elif kind == "softmax_over_batch":
             y = b.softmax(h, 0, label="mixer")
-        elif kind == "transpose_of_batch":
-            y = b.transpose(b.transpose(h, permutation=[1, 0, 2, 3], label="mixer"), permutation=[1, 0, 2, 3])
+        elif kind == "softmax_over_moved_batch":
+            moved = b.transpose(h, permutation=[1, 0, 2, 3])
+            y = b.transpose(b.softmax(moved, 1, label="mixer"), permutation=[1, 0, 2, 3])
         elif kind == "reshape_merging_batch":
             y = b.reshape(b.reshape(h, [batch * 16, 32, 32], label="mixer"), [batch, 16, 32, 32])
         elif kind == "slice_of_batch":
@@ -185,7 +200,7 @@ def _mixing(kind):
     return make
 
 
-@pytest.mark.parametrize("kind", ["reduce_over_batch", "softmax_over_batch", "transpose_of_batch",
+@pytest.mark.parametrize("kind", ["reduce_over_batch", "softmax_over_batch", "softmax_over_moved_batch",
                                   "reshape_merging_batch", "slice_of_batch", "gather_along_batch",
                                   "batch_broadcast"])
 def test_ops_mixing_items_run_whole(context, monkeypatch, kind):

@@ -24,73 +24,155 @@ bool contains(const std::vector<int64_t>& values, int64_t v) {
   return std::find(values.begin(), values.end(), v) != values.end();
 }
 
-// One live node of the graph, some of whose inputs carry the batch.
+constexpr int kNoBatch = -1;
+
+// One live node of the graph, some of whose inputs carry the batch (`batch_axis` per operand, or
+// kNoBatch). Inside the graph the batch may move to another axis (attention's transposes); each
+// item's values need not be contiguous there, only in the graph's inputs and outputs.
 class ItemsApart {
  public:
-  ItemsApart(Node& node, const std::vector<OperandInfo>& operands, const std::vector<bool>& carries, size_t batch,
+  ItemsApart(Node& node, const std::vector<OperandInfo>& operands, const std::vector<int>& batch_axis, size_t batch,
              size_t chunk)
-      : node_(node), operands_(operands), carries_(carries), batch_(batch), chunk_(chunk) {}
+      : node_(node), operands_(operands), axis_(batch_axis), batch_(batch), chunk_(chunk) {}
 
-  // Whether the op computes each batch item from that item alone; rewrites the arguments that
-  // spell the batch size (reshape, expand, slice) to the chunk's.
-  bool check_and_rewrite() {
+  // The batch axis of the outputs when the op computes each batch item from that item alone
+  // (kNoBatch: it mixes items); rewrites the arguments that spell the batch size (reshape, expand,
+  // slice) to the chunk's.
+  int check_and_rewrite() {
     const OpDef& def = *node_.def;
     const std::string& op = def.name;
-    const size_t out_rank = operands_[size_t(node_.outputs[0])].desc.shape.size();
+    const int out_rank = int(operands_[size_t(node_.outputs[0])].desc.shape.size());
+    const int a = axis_of("input");
     if (def.element_wise || op == "where" || op == "cast" || op == "identity" || op == "prelu" ||
         op == "quantizeLinear" || op == "dequantizeLinear") {
-      for (int id : node_.inputs)  // a carried operand broadcast from fewer dims would mix items
-        if (carries_[size_t(id)] && operands_[size_t(id)].desc.shape.size() != out_rank) return false;
-      return true;
+      int out = kNoBatch;  // every carried operand's batch on the same output axis (right-aligned)
+      for (int id : node_.inputs) {
+        if (axis_[size_t(id)] == kNoBatch) continue;
+        const int at = axis_[size_t(id)] + out_rank - int(operands_[size_t(id)].desc.shape.size());
+        if (out != kNoBatch && at != out) return kNoBatch;
+        out = at;
+      }
+      return out;
     }
-    if (op == "conv2d" || op == "convTranspose2d") return !carried("filter") && !carried("bias");
-    if (op == "averagePool2d" || op == "maxPool2d" || op == "l2Pool2d") return true;
-    if (op == "resample2d") return !contains(ints_or("axes", {2, 3}), 0);
-    if (op == "instanceNormalization") return !carried("scale") && !carried("bias");
+    if (op == "conv2d" || op == "convTranspose2d")
+      return a == 0 && !carried("filter") && !carried("bias") ? 0 : kNoBatch;
+    if (op == "averagePool2d" || op == "maxPool2d" || op == "l2Pool2d") return a == 0 ? 0 : kNoBatch;
+    if (op == "instanceNormalization") return a == 0 && !carried("scale") && !carried("bias") ? 0 : kNoBatch;
+    if (op == "resample2d") return contains(ints_or("axes", {2, 3}), a) ? kNoBatch : a;
     if (op == "batchNormalization")
-      return integer("axis") != 0 && !carried("mean") && !carried("variance") && !carried("scale") && !carried("bias");
-    if (op == "layerNormalization")
-      return (!has("axes") || !contains(ints("axes"), 0)) && !carried("scale") && !carried("bias");
-    if (op == "softmax" || op == "cumulativeSum" || op == "argMin" || op == "argMax" || op == "concat" ||
-        op == "split" || op == "gatherElements")
-      return integer("axis") != 0;
-    if (op == "gather")  // a table lookup by per-item indices, or per-item data by shared indices
-      return carried("input") ? integer("axis") != 0 && !carried("indices") : integer("axis") == 0;
-    if (op.rfind("reduce", 0) == 0 || op == "reverse") return has("axes") && !contains(ints("axes"), 0);
-    if (op == "transpose") return rank("input") == 1 || (has("permutation") && ints("permutation")[0] == 0);
-    if (op == "triangular") return rank("input") >= 3;
-    if (op == "pad") return ints("beginningPadding")[0] == 0 && ints("endingPadding")[0] == 0;
-    if (op == "tile") return ints("repetitions")[0] == 1;
-    if (op == "slice") {
-      if (ints("starts")[0] != 0 || size_t(ints("sizes")[0]) != batch_) return false;
-      if (has("strides") && ints("strides")[0] != 1) return false;
-      return set_first("sizes");
+      return integer("axis") != a && !carried("mean") && !carried("variance") && !carried("scale") && !carried("bias")
+                 ? a : kNoBatch;
+    if (op == "layerNormalization") {
+      const bool over_batch = has("axes") ? contains(ints("axes"), a) : a >= 1;  // default: axes 1..rank-1
+      return !over_batch && !carried("scale") && !carried("bias") ? a : kNoBatch;
     }
-    if (op == "reshape" || op == "expand") {
+    if (op == "softmax" || op == "cumulativeSum") return integer("axis") != a ? a : kNoBatch;
+    if (op == "argMin" || op == "argMax") {
+      const int64_t axis = integer("axis");
+      if (axis == a) return kNoBatch;
+      return flag("keepDimensions") || axis > a ? a : a - 1;
+    }
+    if (op.rfind("reduce", 0) == 0) {
+      if (!has("axes") || contains(ints("axes"), a)) return kNoBatch;
+      int out = a;
+      if (!flag("keepDimensions"))
+        for (int64_t r : ints("axes")) out -= r < a ? 1 : 0;
+      return out;
+    }
+    if (op == "reverse") return has("axes") && !contains(ints("axes"), a) ? a : kNoBatch;
+    if (op == "concat") {
+      const int64_t axis = integer("axis");
+      for (int id : node_.inputs)
+        if (axis_[size_t(id)] != axis_[size_t(node_.inputs[0])]) return kNoBatch;
+      const int first = axis_[size_t(node_.inputs[0])];
+      return axis != first ? first : kNoBatch;
+    }
+    if (op == "split") return integer("axis") != a ? a : kNoBatch;
+    if (op == "gather") {  // per-item data by shared indices, or a table lookup by per-item indices
+      const int64_t g = integer("axis");
+      if (a != kNoBatch) {
+        if (g == a || carried("indices")) return kNoBatch;
+        return a < g ? a : a - 1 + int(rank("indices"));
+      }
+      return int(g) + axis_of("indices");
+    }
+    if (op == "gatherElements") {
+      if (integer("axis") == a) return kNoBatch;
+      return !carried("indices") || axis_of("indices") == a ? a : kNoBatch;
+    }
+    if (op == "transpose") {
+      const int rank_in = int(rank("input"));
+      if (!has("permutation")) return rank_in - 1 - a;
+      const std::vector<int64_t>& perm = ints("permutation");
+      for (int j = 0; j < int(perm.size()); ++j)
+        if (perm[size_t(j)] == a) return j;
+      return kNoBatch;
+    }
+    if (op == "triangular") return a < int(rank("input")) - 2 ? a : kNoBatch;
+    if (op == "pad") return ints("beginningPadding")[size_t(a)] == 0 && ints("endingPadding")[size_t(a)] == 0 ? a : kNoBatch;
+    if (op == "tile") return ints("repetitions")[size_t(a)] == 1 ? a : kNoBatch;
+    if (op == "slice") {
+      if (ints("starts")[size_t(a)] != 0 || size_t(ints("sizes")[size_t(a)]) != batch_) return kNoBatch;
+      if (has("strides") && ints("strides")[size_t(a)] != 1) return kNoBatch;
+      return set_at("sizes", a);
+    }
+    if (op == "reshape") {  // the dims before the batch keep their product: items stay apart
       const std::vector<int64_t>& shape = ints("newShape");
       const std::vector<uint32_t>& in = operands_[size_t(node_.inputs[0])].desc.shape;
-      if (shape.empty() || in.empty() || in[0] != batch_ || size_t(shape[0]) != batch_) return false;
-      if (op == "expand" && shape.size() != in.size()) return false;
-      return set_first("newShape");
+      size_t outer = 1, outer_out = 1;
+      for (int d = 0; d < a; ++d) outer *= in[size_t(d)];
+      for (size_t j = 0; j < shape.size() && outer_out <= outer; outer_out *= size_t(shape[j]), ++j)
+        if (outer_out == outer && size_t(shape[j]) == batch_) return set_at("newShape", int(j));
+      return kNoBatch;
+    }
+    if (op == "expand") {
+      const std::vector<int64_t>& shape = ints("newShape");
+      const int at = a + int(shape.size()) - int(rank("input"));
+      if (operands_[size_t(node_.inputs[0])].desc.shape[size_t(a)] != batch_ || size_t(shape[size_t(at)]) != batch_)
+        return kNoBatch;
+      return set_at("newShape", at);
     }
     if (op == "matmul") {
-      const bool a = carried("a"), b = carried("b");
-      const size_t ra = rank("a"), rb = rank("b");
-      if (a && b) return ra == rb && ra >= 3;  // batched products, batch dims aligned
-      if (a) return ra == 2 || (ra >= 3 && rb <= ra);
-      return rb >= 3 && ra <= rb;
+      const int ra = int(rank("a")), rb = int(rank("b")), aa = axis_of("a"), ab = axis_of("b");
+      if (ra < 2 || rb < 2) return kNoBatch;
+      const int ro = std::max(ra, rb);
+      int out_a = kNoBatch, out_b = kNoBatch;
+      if (aa != kNoBatch) {
+        if (aa < ra - 2) out_a = aa + ro - ra;       // a batch dim of the product
+        else if (aa == ra - 2 && ab == kNoBatch) out_a = ro - 2;  // rows of a
+        else return kNoBatch;
+      }
+      if (ab != kNoBatch) {
+        if (ab < rb - 2) out_b = ab + ro - rb;
+        else if (ab == rb - 1 && aa == kNoBatch) out_b = ro - 1;  // columns of b
+        else return kNoBatch;
+      }
+      if (aa != kNoBatch && ab != kNoBatch) return out_a == out_b ? out_a : kNoBatch;
+      return aa != kNoBatch ? out_a : out_b;
     }
-    if (op == "gemm") return carried("a") && !flag("aTranspose") && !carried("b") && !carried("c");
-    return false;  // recurrent ops (batch on axis 1), gatherND, scatters: not split
+    if (op == "gemm")
+      return axis_of("a") == (flag("aTranspose") ? 1 : 0) && !carried("b") && !carried("c") ? 0 : kNoBatch;
+    return kNoBatch;  // recurrent ops (batch on axis 1 of their own), gatherND, scatters: not split
   }
 
  private:
-  const Attr& arg(const char* name) const { return node_.args[size_t(node_.def->argument_index(name))]; }
-  bool has(const char* name) const { return !std::holds_alternative<std::monostate>(arg(name)); }
-  bool carried(const char* name) const {
-    const auto* ref = std::get_if<OperandRef>(&arg(name));
-    return ref && carries_[size_t(ref->id)];
+  // The argument `name`, or an absent one when the op has no such parameter.
+  const Attr& arg(const char* name) const {
+    static const Attr kAbsent;
+    size_t i = 0;
+    for (const auto* specs : {&node_.def->params, &node_.def->options})
+      for (const ParamSpec& spec : *specs) {
+        if (spec.name == name) return node_.args[i];
+        ++i;
+      }
+    return kAbsent;
   }
+  bool has(const char* name) const { return !std::holds_alternative<std::monostate>(arg(name)); }
+  int axis_of(const char* name) const {
+    const auto* ref = std::get_if<OperandRef>(&arg(name));
+    return ref ? axis_[size_t(ref->id)] : kNoBatch;
+  }
+  bool carried(const char* name) const { return axis_of(name) != kNoBatch; }
   size_t rank(const char* name) const {
     const auto* ref = std::get_if<OperandRef>(&arg(name));
     return ref ? operands_[size_t(ref->id)].desc.shape.size() : 0;
@@ -103,67 +185,73 @@ class ItemsApart {
     const auto* v = std::get_if<bool>(&arg(name));
     return v && *v;
   }
+  // An integer list argument, validated against its operand's rank by the builder.
   const std::vector<int64_t>& ints(const char* name) const {
-    static const std::vector<int64_t> kNone{-1};
+    static const std::vector<int64_t> kNone(kMaxRank, -1);
     const auto* v = std::get_if<std::vector<int64_t>>(&arg(name));
     return v && !v->empty() ? *v : kNone;
   }
   std::vector<int64_t> ints_or(const char* name, std::vector<int64_t> fallback) const {
     return has(name) ? ints(name) : fallback;
   }
-  bool set_first(const char* name) {
-    std::get<std::vector<int64_t>>(node_.args[size_t(node_.def->argument_index(name))])[0] = int64_t(chunk_);
-    return true;
+  int set_at(const char* name, int index) {
+    std::get<std::vector<int64_t>>(node_.args[size_t(node_.def->argument_index(name))])[size_t(index)] = int64_t(chunk_);
+    return index;
   }
 
   Node& node_;
   const std::vector<OperandInfo>& operands_;
-  const std::vector<bool>& carries_;
+  const std::vector<int>& axis_;
   size_t batch_, chunk_;
 };
 
-// `graph`, a copy of `ir`, rewritten for `chunk` of its `batch` items; false when a live op mixes items.
+// `graph`, a copy of `ir`, rewritten for `chunk` of its `batch` items (the inputs' and outputs'
+// batch on axis 0); false, with the op that prevents it, when a live op mixes items.
 bool rewrite_for_chunk(const GraphIR& ir, GraphIR& graph, const std::vector<bool>& live, size_t batch, size_t chunk,
-                       std::string& why) {
-  std::vector<bool> carries(graph.operands.size(), false);
+                       std::string& why, std::vector<int>& batch_axis) {
+  batch_axis.assign(graph.operands.size(), kNoBatch);
   for (size_t i = 0; i < graph.operands.size(); ++i) {
     OperandInfo& info = graph.operands[i];
     if (info.kind != OperandInfo::Kind::kInput) continue;
-    carries[i] = true;
+    batch_axis[i] = 0;
     info.desc.shape[0] = uint32_t(chunk);
   }
   for (size_t n = 0; n < graph.nodes.size(); ++n) {
     Node& node = graph.nodes[n];
     if (!live[n]) continue;
     bool any = false;
-    for (int id : node.inputs) any = any || carries[size_t(id)];
+    for (int id : node.inputs) any = any || batch_axis[size_t(id)] != kNoBatch;
     if (!any) continue;
-    std::vector<OperandDescriptor> expected;
-    bool ok = false;
-    for (int out : node.outputs) {
-      OperandDescriptor desc = graph.operands[size_t(out)].desc;
-      if (desc.shape.empty() || desc.shape[0] != batch) {
-        why = str_cat(node.def->name, " '", node.label, "' drops the batch axis");
-        return false;
-      }
-      desc.shape[0] = uint32_t(chunk);
-      expected.push_back(desc);
-    }
-    ItemsApart check(node, ir.operands, carries, batch, chunk);  // judged at the batch shapes
-    if (!check.check_and_rewrite()) {
-      why = str_cat(node.def->name, " '", node.label, "' mixes batch items");
+    const std::string op = str_cat(node.def->name, " '", node.label, "'");
+    ItemsApart check(node, ir.operands, batch_axis, batch, chunk);  // judged at the batch shapes
+    const int axis = check.check_and_rewrite();
+    if (axis == kNoBatch) {
+      why = op + " mixes batch items";
       return false;
     }
+    std::vector<OperandDescriptor> expected;
+    for (int out : node.outputs) {
+      OperandDescriptor desc = graph.operands[size_t(out)].desc;
+      if (size_t(axis) >= desc.shape.size() || desc.shape[size_t(axis)] != batch) {
+        why = op + " drops the batch axis";
+        return false;
+      }
+      desc.shape[size_t(axis)] = uint32_t(chunk);
+      expected.push_back(desc);
+    }
+    bool ok = false;
     try {
-      if (revalidate(node, graph.operands) == expected) ok = true;
+      ok = revalidate(node, graph.operands) == expected;
     } catch (const std::exception&) {
     }
     if (!ok) {
-      why = str_cat(node.def->name, " '", node.label, "' does not keep its shape per item");
+      why = op + " does not keep its shape per item";
       return false;
     }
-    for (int out : node.outputs) carries[size_t(out)] = true;
-    for (size_t k = 0; k < node.outputs.size(); ++k) graph.operands[size_t(node.outputs[k])].desc = expected[k];
+    for (size_t k = 0; k < node.outputs.size(); ++k) {
+      batch_axis[size_t(node.outputs[k])] = axis;
+      graph.operands[size_t(node.outputs[k])].desc = expected[k];
+    }
   }
   return true;
 }
@@ -195,13 +283,14 @@ BatchSplit split_batch(const GraphIR& ir, const std::map<std::string, int>& outp
   }
   GraphIR one = ir;
   std::string why;
-  if (!rewrite_for_chunk(ir, one, live, batch, 1, why)) {
+  std::vector<int> batch_axis;
+  if (!rewrite_for_chunk(ir, one, live, batch, 1, why, batch_axis)) {
     split.summary = "none: " + why;
     return split;
   }
   for (const auto& [name, id] : outputs)
-    if (ir.operands[size_t(id)].desc.shape == one.operands[size_t(id)].desc.shape) {
-      split.summary = str_cat("none: output '", name, "' has no batch axis");
+    if (batch_axis[size_t(id)] != 0) {
+      split.summary = str_cat("none: output '", name, "' has no batch on axis 0");
       return split;
     }
   // Each chunk reads every weight again. An op whose weights outweigh one item's values by far (a
@@ -255,7 +344,7 @@ BatchSplit split_batch(const GraphIR& ir, const std::map<std::string, int>& outp
   split.summary = str_cat("batch ", batch, ": ", batch / split.chunk, " chunks of ", split.chunk, " on ", split.workers,
                           split.workers > 1 ? " threads at once" : " thread, one at a time", sizes);
   split.chunk_ir = ir;
-  if (!rewrite_for_chunk(ir, split.chunk_ir, live, batch, split.chunk, why)) {  // as for 1 item: cannot fail
+  if (!rewrite_for_chunk(ir, split.chunk_ir, live, batch, split.chunk, why, batch_axis)) {  // as for 1 item: cannot fail
     split.chunk = 0;
     split.summary = "none: " + why;
   }

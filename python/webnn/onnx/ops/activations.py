@@ -90,7 +90,7 @@ def _softmax_layout(cv, node, opset, x):
     """(operand to normalize, axis, shape to restore or None) per the opset's axis semantics."""
     rank = len(x.shape)
     axis = normalize_axis(cv, attributes(node).get("axis", 1 if opset < 13 else -1), rank)
-    if opset >= 13:
+    if opset >= 13 or axis == rank - 1:  # before 13: over dims [axis:], the same when only the last
         return x, axis, None
     rows = int(np.prod(x.shape[:axis], dtype=np.int64))
     return reshape(cv, x, [rows, int(np.prod(x.shape[axis:], dtype=np.int64))]), 1, list(x.shape)
