@@ -49,7 +49,7 @@ void run_steps(Plan& plan, Plan::RunMemory& memory, const std::vector<const uint
     if (!plan.outputs[i].direct) std::memcpy(outputs[i], ptr[plan.outputs[i].id], plan.outputs[i].bytes);
 }
 
-// Working memory for one more concurrent chunk, made on first use: `index` 0 is the plan's arena.
+// Working memory for `count` concurrent chunks, made on first use: the first uses the plan's arena.
 void ensure_run_memory(Plan& plan, size_t count) {
   while (plan.run_memory.size() < count) {
     auto memory = std::make_unique<Plan::RunMemory>();
