@@ -72,9 +72,9 @@ std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string
   if (split.splits()) {
     plan.split.chunks = split.batch / split.chunk;
     plan.split.workers = split.workers;
-    for (const Plan::Input& in : plan.inputs) plan.split.input_bytes.push_back(state.graph.operands[size_t(in.id)].desc.byte_length());
-    for (const Plan::Output& out : plan.outputs) plan.split.output_bytes.push_back(out.bytes);
   }
+  for (const Plan::Input& in : plan.inputs) plan.split.input_bytes.push_back(state.graph.operands[size_t(in.id)].desc.byte_length());
+  for (const Plan::Output& out : plan.outputs) plan.split.output_bytes.push_back(out.bytes);
   return state.plan;
 }
 

@@ -62,6 +62,8 @@ struct Plan {
   // a plan runs only on its context's timeline, one run at a time. One per concurrent chunk; the
   // first uses `arena`.
   struct RunMemory {
+    std::vector<const uint8_t*> chunk_inputs;  // where this run's chunk starts in each input
+    std::vector<uint8_t*> chunk_outputs;       // and in each output
     std::vector<void*> pointers;
     std::vector<const void*> step_inputs;
     std::vector<void*> step_outputs;

@@ -47,17 +47,20 @@ const OperandLimit* OpDef::limit(const std::string& operand) const {
   return nullptr;
 }
 
-int OpDef::argument_index(const std::string& argument) const {
+int OpDef::find_argument(const std::string& argument) const {
   size_t i = 0;
-  for (const auto& p : params) {
-    if (p.name == argument) return int(i);
-    ++i;
-  }
-  for (const auto& p : options) {
-    if (p.name == argument) return int(i);
-    ++i;
-  }
-  throw Error(ErrorKind::kUnknownError, str_cat("internal: ", name, " has no parameter ", argument));
+  for (const auto* specs : {&params, &options})
+    for (const auto& p : *specs) {
+      if (p.name == argument) return int(i);
+      ++i;
+    }
+  return -1;
+}
+
+int OpDef::argument_index(const std::string& argument) const {
+  const int index = find_argument(argument);
+  if (index < 0) throw Error(ErrorKind::kUnknownError, str_cat("internal: ", name, " has no parameter ", argument));
+  return index;
 }
 
 int OpView::index_of(const std::string& name) const { return def_.argument_index(name); }

@@ -260,7 +260,9 @@ struct OpDef {
   FusedActivation (*fused_activation)(const OpView& op) = nullptr;
 
   const OperandLimit* limit(const std::string& operand) const;
-  // The position of a parameter or option in Node::args.
+  // The position of a parameter or option in Node::args: -1 when the op has none by that name.
+  int find_argument(const std::string& argument) const;
+  // The same, for a name the caller knows the op has (throws when it does not).
   int argument_index(const std::string& argument) const;
 };
 

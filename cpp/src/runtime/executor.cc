@@ -10,9 +10,10 @@ namespace webnn {
 
 namespace {
 
-// The steps over one chunk: `inputs` / `outputs` point at the chunk's first bytes.
-void run_steps(Plan& plan, Plan::RunMemory& memory, const std::vector<const uint8_t*>& inputs,
-               const std::vector<uint8_t*>& outputs, ThreadPool* pool) {
+// The steps over one chunk, which starts at memory.chunk_inputs / chunk_outputs.
+void run_steps(Plan& plan, Plan::RunMemory& memory, ThreadPool* pool) {
+  const std::vector<const uint8_t*>& inputs = memory.chunk_inputs;
+  const std::vector<uint8_t*>& outputs = memory.chunk_outputs;
   std::vector<void*>& ptr = memory.pointers;
   ptr.assign(plan.base_pointers.begin(), plan.base_pointers.end());
   if (memory.arena)  // a second arena: its own place for every intermediate value
@@ -63,19 +64,17 @@ void ensure_run_memory(Plan& plan, size_t count) {
 void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::vector<BufferPtr>& outputs,
                   ThreadPool* pool) {
   const Plan::Split& split = plan.split;
-  std::vector<const uint8_t*> in(inputs.size());
-  std::vector<uint8_t*> out(outputs.size());
-  const auto chunk_pointers = [&](size_t chunk, std::vector<const uint8_t*>& in_at, std::vector<uint8_t*>& out_at) {
-    for (size_t i = 0; i < inputs.size(); ++i)
-      in_at[i] = inputs[i]->data() + chunk * (split.chunks > 1 ? split.input_bytes[i] : 0);
-    for (size_t i = 0; i < outputs.size(); ++i)
-      out_at[i] = outputs[i]->data() + chunk * (split.chunks > 1 ? split.output_bytes[i] : 0);
+  const auto point_at_chunk = [&](Plan::RunMemory& memory, size_t chunk) {
+    memory.chunk_inputs.resize(inputs.size());
+    memory.chunk_outputs.resize(outputs.size());
+    for (size_t i = 0; i < inputs.size(); ++i) memory.chunk_inputs[i] = inputs[i]->data() + chunk * split.input_bytes[i];
+    for (size_t i = 0; i < outputs.size(); ++i) memory.chunk_outputs[i] = outputs[i]->data() + chunk * split.output_bytes[i];
   };
   if (split.workers <= 1 || pool->max_threads() < 2) {
     ensure_run_memory(plan, 1);
     for (size_t chunk = 0; chunk < split.chunks; ++chunk) {
-      chunk_pointers(chunk, in, out);
-      run_steps(plan, *plan.run_memory[0], in, out, pool);
+      point_at_chunk(*plan.run_memory[0], chunk);
+      run_steps(plan, *plan.run_memory[0], pool);
     }
   } else {
     // Whole chunks at once, one per thread; each takes a free working memory for its run.
@@ -90,11 +89,9 @@ void execute_plan(Plan& plan, const std::vector<BufferPtr>& inputs, const std::v
         Plan::RunMemory* memory;
         ~Release() { memory->in_use.store(false, std::memory_order_release); }
       } release{memory};
-      std::vector<const uint8_t*> in_at(inputs.size());
-      std::vector<uint8_t*> out_at(outputs.size());
       for (size_t chunk = begin; chunk < end; ++chunk) {
-        chunk_pointers(chunk, in_at, out_at);
-        run_steps(plan, *memory, in_at, out_at, &alone);
+        point_at_chunk(*memory, chunk);
+        run_steps(plan, *memory, &alone);
       }
     });
   }

@@ -159,13 +159,8 @@ class ItemsApart {
   // The argument `name`, or an absent one when the op has no such parameter.
   const Attr& arg(const char* name) const {
     static const Attr kAbsent;
-    size_t i = 0;
-    for (const auto* specs : {&node_.def->params, &node_.def->options})
-      for (const ParamSpec& spec : *specs) {
-        if (spec.name == name) return node_.args[i];
-        ++i;
-      }
-    return kAbsent;
+    const int index = node_.def->find_argument(name);
+    return index < 0 ? kAbsent : node_.args[size_t(index)];
   }
   bool has(const char* name) const { return !std::holds_alternative<std::monostate>(arg(name)); }
   int axis_of(const char* name) const {
