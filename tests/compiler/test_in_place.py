@@ -95,3 +95,74 @@ def test_values_read_later_inputs_and_outputs_are_not_overwritten(context):
     np.testing.assert_allclose(context.read_tensor(outputs["v"]), want_v, rtol=1e-6)
     np.testing.assert_allclose(context.read_tensor(outputs["kept"]), np.maximum(want_v, 0), rtol=1e-6)
     np.testing.assert_allclose(context.read_tensor(outputs["t_again"]), -e, rtol=1e-6)
+
+
+def _conv_nhwc(x, w, bias, groups=1, pad=1):
+    """float64 reference: NHWC input, ohwi filter, stride 1, symmetric padding."""
+    n, h, wd, c = x.shape
+    o, kh, kw, _ = w.shape
+    xp = np.pad(x.astype(np.float64), ((0, 0), (pad, pad), (pad, pad), (0, 0)))
+    out = np.zeros((n, h + 2 * pad - kh + 1, wd + 2 * pad - kw + 1, o))
+    ci, co = c // groups, o // groups
+    for g in range(groups):
+        for i in range(kh):
+            for j in range(kw):
+                patch = xp[:, i:i + out.shape[1], j:j + out.shape[2], g * ci:(g + 1) * ci]
+                out[..., g * co:(g + 1) * co] += patch @ w[g * co:(g + 1) * co, i, j, :].astype(np.float64).T
+    return out + bias
+
+
+def _residual_block(b, c, groups, shared, weights, biases):
+    """t = relu(conv_a(x)); y = relu(conv_b(t if shared else s) + t), s = conv_c(x); mean over pixels."""
+    x = b.input("x", data_type="float32", shape=[1, 9, 7, c])
+
+    def conv(v, k):
+        return b.conv2d(v, b.constant(weights[k]), bias=b.constant(biases[k]), groups=groups,
+                        padding=[1, 1, 1, 1], input_layout="nhwc", filter_layout="ohwi")
+
+    t = b.relu(conv(x, "a"))
+    y = b.relu(b.add(conv(t if shared else conv(x, "c"), "b"), t))
+    return b.reduce_mean(y, axes=[1, 2])
+
+
+@pytest.mark.parametrize("groups", [1, 12], ids=["dense", "depthwise"])
+@pytest.mark.parametrize("shared", [False, True], ids=["addend_apart", "addend_is_the_input"])
+def test_convolution_writes_over_its_residual_addend(build_twice, same_results, groups, shared):
+    """A convolution with a fused residual add writes over the addend when nothing reads it later, but
+    not when its own input is the addend (a 3x3 filter would read pixels already overwritten)."""
+    c = 12
+    x = RNG.standard_normal((1, 9, 7, c)).astype(np.float32)
+    w = {k: RNG.standard_normal((c, 3, 3, c // groups)).astype(np.float32) * 0.3 for k in "abc"}
+    bias = {k: RNG.standard_normal(c).astype(np.float32) for k in "abc"}
+
+    def make(b):
+        return b.build({"y": _residual_block(b, c, groups, shared, w, bias)})
+
+    graph, plain = build_twice(make, "in_place")
+    assert _log(graph, "in_place").startswith("0 " if shared else "1 ")
+    if not shared:
+        assert _arena_bytes(graph) < _arena_bytes(plain)
+    got = same_results(graph, plain, {"x": x})["y"]
+    t = np.maximum(_conv_nhwc(x, w["a"], bias["a"], groups), 0)
+    s = t if shared else _conv_nhwc(x, w["c"], bias["c"], groups)
+    want = np.maximum(_conv_nhwc(s, w["b"], bias["b"], groups) + t, 0).mean(axis=(1, 2))
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+def test_convolution_keeps_an_addend_read_later(build_twice, same_results):
+    c = 8
+    x = RNG.standard_normal((1, 6, 6, c)).astype(np.float32)
+
+    filter_ = RNG.standard_normal((c, 1, 1, c)).astype(np.float32)
+
+    def make(b):
+        v = b.input("x", data_type="float32", shape=[1, 6, 6, c])
+        w = b.constant(filter_)
+        t = b.sigmoid(v)
+        y = b.add(b.conv2d(b.neg(v), w, input_layout="nhwc", filter_layout="ohwi"), t)
+        return b.build({"y": b.reduce_sum(y, axes=[3]), "t": b.reduce_max(t, axes=[3])})  # t read after the add
+
+    graph, plain = build_twice(make, "in_place")
+    assert _log(graph, "in_place").startswith("0 ")
+    got = same_results(graph, plain, {"x": x})
+    np.testing.assert_allclose(got["t"], (1 / (1 + np.exp(-x.astype(np.float64)))).max(axis=3), rtol=1e-6)

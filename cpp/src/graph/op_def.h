@@ -229,6 +229,9 @@ struct OpDef {
   // kernel's epilogue for this call (EpilogueSupport bits; null: nothing), and how this op can itself
   // be absorbed into the epilogue of the op producing its input (a kClamp op gives its bounds).
   uint32_t (*epilogue_support)(const OpView& op) = nullptr;
+  // Whether this call's kernel may write its output over its epilogue's residual addend: it reads
+  // each addend element before writing that output element, and writes each output element once.
+  bool (*writes_over_addend)(const OpView& op) = nullptr;
   EpilogueRole epilogue_role = EpilogueRole::kNone;
   std::pair<float, float> (*clamp_bounds)(const OpView& op) = nullptr;
   // Copy elision (compiler/passes/copy_elision.cc): for an op that only moves whole contiguous

@@ -1,6 +1,9 @@
 // In-place element-wise ops: an element-wise step (OpDef::element_wise) writes its output over a
 // same-shape, same-type input whose storage nothing reads after it, so a chain of them reuses one
 // buffer and the arena shrinks. The output is placed (Plan::placements) where that input lives.
+// A step with a fused residual add does the same over its addend when its kernel allows
+// (OpDef::writes_over_addend) and no other input of the step shares the addend's storage: a
+// residual block's output then reads and writes one buffer (no second stream through the cache).
 #include <algorithm>
 
 #include "compiler/passes.h"
@@ -26,10 +29,23 @@ void run_in_place(CompileState& state) {
   size_t in_place = 0;
   for (int s = 0; s < step_count; ++s) {
     const Step& step = plan.steps[size_t(s)];
-    if (!step.kernel || !step.def->element_wise || step.outputs.size() != 1 || !step.fused.empty()) continue;
+    if (!step.kernel || step.outputs.size() != 1) continue;
+    std::vector<int> candidates;
+    if (step.def->element_wise && step.fused.empty()) {
+      candidates = step.inputs;
+    } else if (step.node >= 0 && size_t(step.node) < state.fusion.size() && state.fusion[size_t(step.node)].addend >= 0 &&
+               step.def->writes_over_addend &&
+               step.def->writes_over_addend(OpView(ir.nodes[size_t(step.node)], ir.operands))) {
+      const int addend = state.fusion[size_t(step.node)].addend;  // the step's last input
+      const bool shared = std::any_of(step.inputs.begin(), step.inputs.end() - 1, [&](int other) {
+        return at[size_t(other)].root == at[size_t(addend)].root;
+      });
+      if (!shared) candidates = {addend};
+    }
+    if (candidates.empty()) continue;
     const int y = step.outputs[0];
     if (at[size_t(y)].root != y || state.is_graph_output(y)) continue;
-    for (int x : step.inputs) {
+    for (int x : candidates) {
       const int root = at[size_t(x)].root;
       // x's storage: an arena value (a kernel writes it; not a graph input or constant), read last here.
       if (!written[size_t(root)] || last_read[size_t(root)] != s || ir.operands[size_t(x)].desc != ir.operands[size_t(y)].desc)
@@ -44,7 +60,7 @@ void run_in_place(CompileState& state) {
     }
   }
   state.flatten_placements();
-  state.log("in_place", str_cat(in_place, " element-wise ops write over an input"));
+  state.log("in_place", str_cat(in_place, " ops write over an input"));
 }
 
 }  // namespace webnn

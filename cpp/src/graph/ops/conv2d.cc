@@ -159,6 +159,13 @@ const OpDef& conv2d_op() {
       false,
       conv2d_epilogue_support};
     d.absorb_channel_affine = conv2d_absorb_channel_affine;
+    // The NHWC indirect GEMM and the depthwise loops finish each output element in one store, the
+    // residual read there; NCHW products accumulate over K blocks in the output, or add it after a
+    // transpose.
+    d.writes_over_addend = [](const OpView& op) {
+      const Conv2dParams params = op.attributes<Conv2dParams>();
+      return params.nhwc || is_depthwise(params);
+    };
     d.nhwc_seed = [](const Node& node, const std::vector<OperandInfo>& operands) {
       return !OpView(node, operands).attributes<Conv2dParams>().nhwc;
     };
