@@ -7,6 +7,7 @@ import math
 import numpy as np
 import pytest
 
+import webnn
 from webnn import _core
 
 RNG = np.random.default_rng(5)
@@ -103,6 +104,23 @@ def test_matmul_bias_activation_fused(build_twice, same_results, m, activation):
     assert _core.plan_steps(graph) == ["matmul+add" + suffix]
     got = same_results(graph, plain, {"a": a})["y"]
     np.testing.assert_allclose(got, reference(a.astype(np.float64) @ w + bias), rtol=2e-5, atol=2e-5)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_matmul_activation_over_k_blocks_row_groups_and_column_chunks(threads):
+    """The in-place GEMM applies the activation once per item (row tiles x B panels), after its last K
+    block: K spans three blocks, M two row groups with a partial tile, N a partial panel; at two
+    threads the panels are split into chunks."""
+    a = RNG.standard_normal((203, 800)).astype(np.float32)
+    w = (RNG.standard_normal((800, 45)) * 0.05).astype(np.float32)
+    bias = RNG.standard_normal(45).astype(np.float32)
+    context = webnn.ml.create_context(num_threads=threads)
+    b = webnn.MLGraphBuilder(context)
+    y = b.add(b.matmul(b.input("a", data_type="float32", shape=[203, 800]), b.constant(w)), b.constant(bias))
+    graph = b.build({"y": b.gelu(y)})
+    assert _core.plan_steps(graph) == ["matmul+add+gelu"]
+    got = context.compute(graph, {"a": a})["y"]
+    np.testing.assert_allclose(got, ACTIVATIONS["gelu"][1](a.astype(np.float64) @ w + bias), rtol=2e-5, atol=2e-5)
 
 
 def test_residual_add_relu_then_activation_fused_in_order(build_twice, same_results):
