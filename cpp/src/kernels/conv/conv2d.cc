@@ -132,8 +132,22 @@ std::shared_ptr<PreparedFilter> prepare_filter(const Conv2dParams& p, DataType t
   const bool hwi = (p.nhwc && !p.nchw_input) || p.nchw_plan == Conv2dParams::NchwPlan::kViaNhwc;
   const bool rows_in_k_order = type == DataType::kFloat32 && (p.filter_layout == (hwi ? "ohwi" : "oihw"));
   const auto channel_scale = [&](size_t o) { return p.filter_scale.empty() ? 1.0f : p.filter_scale[o]; };
-  if (rows_in_k_order) {
+  // Another float32 layout is first reordered to that order in one float copy (the general path
+  // below converts element by element: a third of ResNet-50's build time).
+  std::vector<float> reordered;
+  if (type == DataType::kFloat32 && !rows_in_k_order) {
     const float* f = static_cast<const float*>(filter);
+    reordered.resize(p.out_channels * rows);
+    for (size_t o = 0; o < p.out_channels; ++o) {
+      float* dst = reordered.data() + o * rows;
+      for (size_t i = 0; i < Ig; ++i)
+        for (size_t kh = 0; kh < KH; ++kh)
+          for (size_t kw = 0; kw < KW; ++kw)
+            dst[hwi ? (kh * KW + kw) * Ig + i : (i * KH + kh) * KW + kw] = f[o * fs.o + i * fs.i + kh * fs.h + kw * fs.w];
+    }
+  }
+  if (rows_in_k_order || !reordered.empty()) {
+    const float* f = reordered.empty() ? static_cast<const float*>(filter) : reordered.data();
     for (size_t g = 0; g < p.groups; ++g) {
       const float* group = f + g * Og * rows;
       if (!p.nhwc && p.nchw_plan == Conv2dParams::NchwPlan::kDirect) {
