@@ -1,5 +1,7 @@
 #include "kernels/kernel_util.h"
 
+#include <stdexcept>
+
 namespace webnn {
 
 size_t BroadcastLoop::outer() const {
@@ -14,6 +16,27 @@ void BroadcastLoop::offsets(size_t row, size_t* out) const {
     size_t i = row % shape[d];
     row /= shape[d];
     for (size_t k = 0; k < strides.size(); ++k) out[k] += i * strides[k][d];
+  }
+}
+
+BroadcastLoop::RowWalk::RowWalk(const BroadcastLoop& loop, size_t row) : loop_(loop) {
+  outer_dims_ = loop.shape.empty() ? 0 : loop.shape.size() - 1;
+  if (loop.strides.size() > kMaxOperands || outer_dims_ > kMaxRank)
+    throw std::logic_error("internal: too many operands or dims for RowWalk");
+  loop.offsets(row, offsets_);
+  for (size_t d = outer_dims_; d-- > 0;) {
+    index_[d] = row % loop.shape[d];
+    row /= loop.shape[d];
+  }
+}
+
+void BroadcastLoop::RowWalk::next() {
+  const size_t operands = loop_.strides.size();
+  for (size_t d = outer_dims_; d-- > 0;) {
+    for (size_t k = 0; k < operands; ++k) offsets_[k] += loop_.strides[k][d];
+    if (++index_[d] < loop_.shape[d]) return;
+    for (size_t k = 0; k < operands; ++k) offsets_[k] -= loop_.shape[d] * loop_.strides[k][d];
+    index_[d] = 0;
   }
 }
 

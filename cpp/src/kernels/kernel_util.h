@@ -57,6 +57,21 @@ struct BroadcastLoop {
   size_t outer() const;
   // Offsets of each operand at the start of outer row `row`.
   void offsets(size_t row, size_t* out) const;
+  // Walks the outer rows in order from `row`, keeping each operand's offset without a division per
+  // row: at() is the current row's offsets, next() moves to the following row.
+  class RowWalk {
+   public:
+    static constexpr size_t kMaxOperands = 4;
+    RowWalk(const BroadcastLoop& loop, size_t row);
+    const size_t* at() const { return offsets_; }
+    void next();
+
+   private:
+    const BroadcastLoop& loop_;
+    size_t offsets_[kMaxOperands];
+    size_t index_[kMaxRank];  // the row's digit per outer dim
+    size_t outer_dims_;
+  };
 };
 BroadcastLoop make_broadcast_loop(const std::vector<uint32_t>& out_shape,
                                   const std::vector<std::vector<uint32_t>>& operand_shapes);

@@ -27,11 +27,17 @@ void for_each_block(const BroadcastLoop& loop, ThreadPool* pool, const Body& bod
   const size_t grain = std::max<size_t>(1, kElementGrain / block);
   pool->parallel_for(rows * blocks_per_row, grain, [&](size_t begin, size_t end) {
     size_t off[kMaxOperands];
+    size_t row = begin / blocks_per_row, row_block = begin % blocks_per_row;
+    BroadcastLoop::RowWalk walk(loop, row);
     for (size_t t = begin; t < end; ++t) {
-      const size_t row = t / blocks_per_row, start = t % blocks_per_row * block;
-      loop.offsets(row, off);
-      for (size_t k = 0; k < operands; ++k) off[k] += start * loop.strides[k].back();
+      const size_t start = row_block * block;
+      for (size_t k = 0; k < operands; ++k) off[k] = walk.at()[k] + start * loop.strides[k].back();
       body(off, row * inner + start, std::min(block, inner - start));
+      if (++row_block == blocks_per_row && t + 1 < end) {
+        row_block = 0;
+        ++row;
+        walk.next();
+      }
     }
   });
 }
