@@ -47,16 +47,20 @@ __attribute__((always_inline)) inline void start_tile(VF (&acc)[R][V], float* c,
 // and -0.0 pass through). Only adding C (later K blocks) and a residual are chosen per tile.
 template <size_t R, size_t V, bool Full>
 __attribute__((always_inline)) inline void store_tile(VF (&acc)[R][V], float* c, size_t ldc, bool accumulate,
-                                                      const GemmTileEpilogue* ep, simd::Mask last) {
+                                                      const GemmTileEpilogue* ep, size_t last_lanes) {
+  const simd::Mask last = simd::first_lanes(last_lanes);
+  // Only the last vector of a partial tile can need a mask, and not when it is whole (cols a multiple
+  // of L): plain loads and stores then (AVX2 masked stores are far slower on AMD).
+  const bool last_whole = last_lanes == L;
   const GemmTileEpilogue e = ep ? *ep : GemmTileEpilogue{nullptr, false, -__builtin_inff(), __builtin_inff(), nullptr, 0};
   const VF lo = simd::splat(e.min), hi = simd::splat(e.max), none = simd::splat(-0.0f);
   const simd::Mask all = simd::all_lanes();
   VF col_bias[V];
 #pragma GCC unroll 4
   for (size_t v = 0; v < V; ++v)
-    col_bias[v] = !e.bias || e.bias_per_row ? none
-                  : Full                    ? simd::load<VF>(e.bias + L * v)
-                                            : simd::load(e.bias + L * v, v + 1 == V ? last : all);
+    col_bias[v] = !e.bias || e.bias_per_row        ? none
+                  : Full || v + 1 < V || last_whole ? simd::load<VF>(e.bias + L * v)
+                                                    : simd::load(e.bias + L * v, last);
   const auto finish = [&](auto add_c, auto add_residual) {
 #pragma GCC unroll 16
     for (size_t i = 0; i < R; ++i) {
@@ -65,14 +69,15 @@ __attribute__((always_inline)) inline void store_tile(VF (&acc)[R][V], float* c,
       const float* residual = add_residual ? e.residual + i * e.residual_ld : nullptr;
 #pragma GCC unroll 4
       for (size_t v = 0; v < V; ++v) {
+        const bool plain = Full || v + 1 < V || last_whole;
         const simd::Mask m = v + 1 == V ? last : all;
-        const auto load_c = [&](const float* p) { return Full ? simd::load<VF>(p) : simd::load(p, m); };
+        const auto load_c = [&](const float* p) { return plain ? simd::load<VF>(p) : simd::load(p, m); };
         VF x = acc[i][v];
         if constexpr (decltype(add_c)::value) x = x + load_c(row + L * v);
         x = x + col_bias[v] + row_bias;  // at most one of them is not -0.0
         if constexpr (decltype(add_residual)::value) x = x + load_c(residual + L * v);
         x = simd::clamp(x, lo, hi);
-        if (Full) simd::store(row + L * v, x);
+        if (plain) simd::store(row + L * v, x);
         else simd::store(row + L * v, x, m);
       }
     }
@@ -100,7 +105,7 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
       for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
     }
   }
-  store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, simd::first_lanes(last_lanes));
+  store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, last_lanes);
 }
 
 // The indirect tile: A's rows are read in place, `taps` times `channels` values each: for tap t, row
@@ -124,7 +129,7 @@ void indirect_tile(size_t taps, size_t channels, const float* const* a, const fl
       }
     }
   }
-  store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, simd::first_lanes(last_lanes));
+  store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, last_lanes);
 }
 
 using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const GemmTileEpilogue*, size_t);
