@@ -17,6 +17,14 @@ SUPPORTED_OPS = tuple(sorted(HANDLERS))
 _NUMPY_TO_WEBNN = {"float32": "float32", "float16": "float16", "int32": "int32", "uint32": "uint32",
                    "int64": "int64", "uint64": "uint64", "int8": "int8", "uint8": "uint8", "bool": "uint8"}
 _DEFAULT_DOMAINS = ("", "ai.onnx")
+_DTYPE_NAMES = {}  # np.dtype -> its name (numpy's dtype.name property builds the string each time)
+
+
+def dtype_name(dtype):
+    name = _DTYPE_NAMES.get(dtype)
+    if name is None:
+        name = _DTYPE_NAMES[dtype] = dtype.name
+    return name
 
 
 class Converter:
@@ -73,7 +81,7 @@ class Converter:
         """The value's data type name: a WebNN name, or 'bool' for NumPy bool constants."""
         value = self.value(name)
         if isinstance(value, np.ndarray):
-            return value.dtype.name
+            return dtype_name(value.dtype)
         return value.data_type
 
     def operand(self, name_or_array, data_type=None):
@@ -88,7 +96,7 @@ class Converter:
         cached = self._constants.get(id(value))
         if cached is not None and cached[0] is value:
             return cached[1]
-        webnn_name = _NUMPY_TO_WEBNN.get(value.dtype.name)
+        webnn_name = _NUMPY_TO_WEBNN.get(dtype_name(value.dtype))
         if webnn_name is None:
             raise self.unsupported(f"a {value.dtype.name} tensor is used at run time; WebNN has no such data type")
         if 0 in value.shape:
