@@ -60,6 +60,7 @@ CONVS = {
     "grouped": (8, 12, 9, 3, 2, "nchw"),
     "depthwise_nchw": (12, 12, 11, 3, 12, "nchw"),
     "depthwise_nhwc": (70, 70, 5, 3, 70, "nhwc"),  # two channel blocks, the second partial
+    "depthwise_nhwc_rows": (20, 20, 9, 3, 20, "nhwc"),  # 18 output rows: an item is a whole row
 }
 
 
@@ -85,6 +86,34 @@ def test_conv_activation_fused(build_twice, same_results, conv, activation):
     assert _core.plan_steps(graph) == ["conv2d" + suffix]
     got = same_results(graph, plain, {"x": x})["y"]
     want = reference(_conv_reference(x, w, bias, groups, pad, layout))
+    np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
+
+
+# (channels in, channels out, height, width, kernel, groups) of NHWC convs whose work items cover part
+# of each pixel's output channels: a filter in several L2-sized chunks (1100 x 16 floats per panel,
+# 13 panels, the last partial), and groups; 35 pixels end in a partial tile.
+PARTIAL_ROW_CONVS = {"filter_chunks": (1100, 200, 7, 5, 1, 1), "groups": (16, 40, 7, 5, 3, 2)}
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("conv", PARTIAL_ROW_CONVS)
+@pytest.mark.parametrize("activation", ["hard_swish", "gelu"])
+def test_nhwc_conv_activation_over_each_items_columns(threads, conv, activation):
+    """The activation runs over each row's columns of the item's panels, once every panel is done."""
+    cin, cout, height, width, k, groups = PARTIAL_ROW_CONVS[conv]
+    x = RNG.standard_normal((1, height, width, cin)).astype(np.float32)
+    w = (RNG.standard_normal((cout, cin // groups, k, k)) / math.sqrt(cin // groups * k * k)).astype(np.float32)
+    bias = RNG.standard_normal(cout).astype(np.float32)
+    apply, reference, suffix = ACTIVATIONS[activation]
+    context = webnn.ml.create_context(num_threads=threads)
+    b = webnn.MLGraphBuilder(context)
+    y = b.conv2d(b.input("x", data_type="float32", shape=list(x.shape)), b.constant(w.transpose(0, 2, 3, 1).copy()),
+                 bias=b.constant(bias), padding=[k // 2] * 4, groups=groups, input_layout="nhwc", filter_layout="ohwi")
+    graph = b.build({"y": apply(b, y)})
+    assert _core.plan_steps(graph) == ["conv2d" + suffix]
+    got = context.compute(graph, {"x": x})["y"]
+    x64 = x.astype(np.float64).transpose(0, 3, 1, 2)
+    want = reference(_conv_reference(x64, w, bias, groups, k // 2, "nchw")).transpose(0, 2, 3, 1)
     np.testing.assert_allclose(got, want, rtol=2e-5, atol=2e-5)
 
 

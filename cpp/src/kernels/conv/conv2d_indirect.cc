@@ -35,7 +35,8 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
   const size_t wanted_groups = std::max<size_t>(1, (4 * threads + groups * chunks - 1) / (groups * chunks));
   const size_t tiles_per_item = std::clamp<size_t>((tiles + wanted_groups - 1) / wanted_groups, 1, kMaxTilesPerItem);
   const size_t tile_groups = (tiles + tiles_per_item - 1) / tiles_per_item;
-  // One item covers every output channel of its pixels: the activation runs once per tile.
+  // One item covers every output channel of its pixels: the activation runs once per tile (else once
+  // per row of the tile, over the item's columns).
   const bool whole_rows = groups == 1 && chunks == 1;
   const bool merge_rows = groups == 1 && p.dilation_w == 1 && p.kernel_w > 1;
   // 1x1, stride 1, no padding: output pixel q reads input pixel q (no index arithmetic per pixel).
@@ -63,10 +64,12 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
         GemmTileEpilogue ep{bias ? bias + column : nullptr, false, lo, hi,
                             residual ? residual + q0 * O + column : nullptr, O};
         igemm(count, cols, tap_count, tap_length, row_pointers, b, tile_out + column, O, false, &ep);
-        if (activation && !whole_rows)
-          for (size_t i = 0; i < count; ++i) activation(tile_out + column + i * O, cols);
       }
-      if (activation && whole_rows) activation(tile_out, count * O);  // the tile's rows, contiguous
+      if (!activation) return;
+      if (whole_rows) return activation(tile_out, count * O);  // the tile's rows, contiguous
+      // Each row's columns of panels [p0, p1) in one call (still in cache), not one call per panel.
+      const size_t first = g * Og + p0 * nr, width = std::min(Og, p1 * nr) - p0 * nr;
+      for (size_t i = 0; i < count; ++i) activation(tile_out + i * O + first, width);
     };
     for (size_t item = begin; item < end; ++item) {
       const size_t g = item / (chunks * tile_groups), chunk = item / tile_groups % chunks, group = item % tile_groups;

@@ -111,6 +111,7 @@ void activate_item(const DepthwisePlan& g, const ActivationLoop& activation, flo
   const size_t blocks = g.channel_blocks(), row = item / blocks;
   const size_t c0 = item % blocks * g.channel_block, c1 = std::min(g.channels, c0 + g.channel_block);
   float* dst = out + row * g.out_w * g.channels + c0;
+  if (c1 - c0 == g.channels) return activation(dst, g.out_w * g.channels);  // the row is contiguous
   for (size_t ox = 0; ox < g.out_w; ++ox) activation(dst + ox * g.channels, c1 - c0);
 }
 
