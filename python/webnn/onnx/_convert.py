@@ -1,5 +1,6 @@
 """The converter: walks an ONNX graph in order, folding constant nodes with NumPy and mapping the
 others to MLGraphBuilder calls (the per-op mappings are in ``ops/``, registered in ``_registry``)."""
+import functools
 import os
 
 import numpy as np
@@ -17,14 +18,10 @@ SUPPORTED_OPS = tuple(sorted(HANDLERS))
 _NUMPY_TO_WEBNN = {"float32": "float32", "float16": "float16", "int32": "int32", "uint32": "uint32",
                    "int64": "int64", "uint64": "uint64", "int8": "int8", "uint8": "uint8", "bool": "uint8"}
 _DEFAULT_DOMAINS = ("", "ai.onnx")
-_DTYPE_NAMES = {}  # np.dtype -> its name (numpy's dtype.name property builds the string each time)
-
-
+@functools.cache
 def dtype_name(dtype):
-    name = _DTYPE_NAMES.get(dtype)
-    if name is None:
-        name = _DTYPE_NAMES[dtype] = dtype.name
-    return name
+    """np.dtype.name, remembered (the property builds its string on every access)."""
+    return dtype.name
 
 
 class Converter:

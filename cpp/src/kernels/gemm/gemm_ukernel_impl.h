@@ -39,9 +39,9 @@ __attribute__((always_inline)) inline void start_tile(VF (&acc)[R][V], float* c,
   }
 }
 
-// Writes R rows x V vectors of accumulators to C through the epilogue; the last vector's columns are
-// masked by `last` unless the tile is Full (every column: plain loads and stores, which are much
-// cheaper than masked ones on AMD). Inlined into each tile so the accumulators stay in registers.
+// Writes R rows x V vectors of accumulators to C through the epilogue; only a last vector with fewer
+// than L columns is loaded and stored through a mask (plain loads and stores are much cheaper than
+// masked ones on AMD). Inlined into each tile so the accumulators stay in registers.
 // The epilogue is read into locals once (C's stores cannot alias them) and is branch-free per
 // element: an absent bias adds -0.0 and an absent clamp is [-inf, inf], both exact identities (NaN
 // and -0.0 pass through). Only adding C (later K blocks) and a residual are chosen per tile.
@@ -49,18 +49,15 @@ template <size_t R, size_t V, bool Full>
 __attribute__((always_inline)) inline void store_tile(VF (&acc)[R][V], float* c, size_t ldc, bool accumulate,
                                                       const GemmTileEpilogue* ep, size_t last_lanes) {
   const simd::Mask last = simd::first_lanes(last_lanes);
-  // Only the last vector of a partial tile can need a mask, and not when it is whole (cols a multiple
-  // of L): plain loads and stores then (AVX2 masked stores are far slower on AMD).
-  const bool last_whole = last_lanes == L;
+  const auto whole = [&](size_t v) { return Full || v + 1 < V || last_lanes == L; };
   const GemmTileEpilogue e = ep ? *ep : GemmTileEpilogue{nullptr, false, -__builtin_inff(), __builtin_inff(), nullptr, 0};
   const VF lo = simd::splat(e.min), hi = simd::splat(e.max), none = simd::splat(-0.0f);
-  const simd::Mask all = simd::all_lanes();
   VF col_bias[V];
 #pragma GCC unroll 4
   for (size_t v = 0; v < V; ++v)
-    col_bias[v] = !e.bias || e.bias_per_row        ? none
-                  : Full || v + 1 < V || last_whole ? simd::load<VF>(e.bias + L * v)
-                                                    : simd::load(e.bias + L * v, last);
+    col_bias[v] = !e.bias || e.bias_per_row ? none
+                  : whole(v)                ? simd::load<VF>(e.bias + L * v)
+                                            : simd::load(e.bias + L * v, last);
   const auto finish = [&](auto add_c, auto add_residual) {
 #pragma GCC unroll 16
     for (size_t i = 0; i < R; ++i) {
@@ -69,16 +66,15 @@ __attribute__((always_inline)) inline void store_tile(VF (&acc)[R][V], float* c,
       const float* residual = add_residual ? e.residual + i * e.residual_ld : nullptr;
 #pragma GCC unroll 4
       for (size_t v = 0; v < V; ++v) {
-        const bool plain = Full || v + 1 < V || last_whole;
-        const simd::Mask m = v + 1 == V ? last : all;
-        const auto load_c = [&](const float* p) { return plain ? simd::load<VF>(p) : simd::load(p, m); };
+        const bool plain = whole(v);
+        const auto load_c = [&](const float* p) { return plain ? simd::load<VF>(p) : simd::load(p, last); };
         VF x = acc[i][v];
         if constexpr (decltype(add_c)::value) x = x + load_c(row + L * v);
         x = x + col_bias[v] + row_bias;  // at most one of them is not -0.0
         if constexpr (decltype(add_residual)::value) x = x + load_c(residual + L * v);
         x = simd::clamp(x, lo, hi);
         if (plain) simd::store(row + L * v, x);
-        else simd::store(row + L * v, x, m);
+        else simd::store(row + L * v, x, last);
       }
     }
   };
