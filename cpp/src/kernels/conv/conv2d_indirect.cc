@@ -2,6 +2,7 @@
 // output pixel and filter tap is read in place from the input through a pointer (padding points at
 // zeros) and B is the filter packed once as [kH*kW*I/g][O/g].
 #include <algorithm>
+#include <cstring>
 #include <vector>
 
 #include "kernels/conv/conv.h"
@@ -42,14 +43,29 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
   // 1x1, stride 1, no padding: output pixel q reads input pixel q (no index arithmetic per pixel).
   const bool pointwise = taps == 1 && p.stride_h == 1 && p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 &&
                          OH == H && OW == W;
+  // Pixels whose channels evict each other in L1 (a multiple of 4 KiB apart: 1024 channels, or 512
+  // at stride 2) are read from a copy of the tile's rows, one row of taps x channels each. The first
+  // tiles tell (a tile can span output rows).
+  bool copy_rows = false;
+  for (size_t t = 0; t < std::min<size_t>(tiles, 4) && !copy_rows; ++t) {
+    size_t offsets[16];
+    const size_t count = std::min({mr, pixels - t * mr, size_t(16)});
+    for (size_t i = 0; i < count; ++i) {
+      const size_t q = t * mr + i, n = q / (OH * OW), oy = q / OW % OH, ox = q % OW;
+      offsets[i] = ((n * H + oy * p.stride_h) * W + ox * p.stride_w) * C * sizeof(float);
+    }
+    copy_rows = rows_conflict_in_l1(offsets, count);
+  }
+  const size_t copy_ld = copy_rows ? spread_row_stride(taps * Ig, mr) : 0;
   pool->parallel_for(groups * chunks * tile_groups, 1, [&](size_t begin, size_t end) {
-    thread_local std::vector<float> zeros;
+    thread_local std::vector<float> zeros, copies;
     thread_local std::vector<const float*> rows;
     if (zeros.size() < p.kernel_w * Ig) zeros.assign(p.kernel_w * Ig, 0.0f);
-    rows.resize(taps * mr);
+    rows.resize(taps * mr + (copy_rows ? mr : 0));
+    if (copies.size() < mr * copy_ld) copies.resize(mr * copy_ld);
     // Loop invariants in locals: the per-panel loop below runs once per tile of a few pixels.
     const float** const row_slot = rows.data();
-    const float* const* const row_pointers = row_slot;
+    const float** const copy_slot = row_slot + taps * mr;
     const IgemmUkernelFn igemm = uk.igemm;
     const ActivationLoop activation = base.activation;
     const float lo = base.min, hi = base.max;
@@ -57,6 +73,18 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
     // The tile of `count` pixels from q0, its rows set up, against B panels [p0, p1) of group g.
     auto run_panels = [&](size_t g, size_t q0, size_t count, size_t tap_count, size_t tap_length, size_t p0,
                           size_t p1) {
+      const float* const* row_pointers = row_slot;
+      if (copy_rows) {
+        for (size_t i = 0; i < count; ++i) {
+          float* copy = copies.data() + i * copy_ld;
+          for (size_t t = 0; t < tap_count; ++t)
+            std::memcpy(copy + t * tap_length, row_slot[t * mr + i], tap_length * sizeof(float));
+          copy_slot[i] = copy;
+        }
+        row_pointers = copy_slot;
+        tap_length *= tap_count;
+        tap_count = 1;
+      }
       const float* b = filter[g].panel(p0);
       float* const tile_out = out + q0 * O;
       for (size_t panel = p0; panel < p1; ++panel, b += panel_floats) {

@@ -16,6 +16,20 @@ constexpr size_t kMcTarget = 112;  // M block: the packed A block (kMcTarget x k
 constexpr size_t kInPlaceRowBytes = 256 * 1024;  // A rows read in place per group of row tiles
 constexpr size_t kNcTarget = 384;  // N block of packed-A GEMMs: the packed B block stays in L2
 
+constexpr size_t kL1Sets = 64, kL1LineBytes = 64, kL1Ways = 8;
+
+// The most of these rows (at byte offsets offset(i)) that share one L1 set.
+template <class Offset>
+size_t rows_per_l1_set(size_t rows, const Offset& offset) {
+  size_t in_set[kL1Sets] = {}, most = 0;
+  for (size_t i = 0; i < rows; ++i) most = std::max(most, ++in_set[offset(i) / kL1LineBytes % kL1Sets]);
+  return most;
+}
+
+size_t rows_per_l1_set(size_t stride_bytes, size_t rows) {
+  return rows_per_l1_set(rows, [&](size_t i) { return i * stride_bytes; });
+}
+
 BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
 
 // Per-thread packing buffers (slot 0: A block, 1: B block, 2: a whole operand packed by the calling
@@ -166,19 +180,27 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
   chunks = (panels + chunk_panels - 1) / chunk_panels;
   constexpr size_t kMaxRows = 16;
   if (mr > kMaxRows) throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
+  // Rows that would evict each other in L1 are read from a copy of the group's K block.
+  const bool copy_rows = rows_conflict_in_l1(lda * sizeof(float), mr);
+  const size_t copy_ld = copy_rows ? spread_row_stride(std::min(K, kKc), mr) : 0;
   auto run = [&](size_t begin, size_t end) {
     const float* rows[kMaxRows];
+    float* copies = copy_rows ? thread_scratch(0, group_tiles * mr * copy_ld) : nullptr;
     for (size_t item = begin; item < end; ++item) {
       const size_t t0 = item / chunks * group_tiles, t1 = std::min(tiles, t0 + group_tiles);
       const size_t p0 = item % chunks * chunk_panels, p1 = std::min(panels, p0 + chunk_panels);
+      const size_t r0 = t0 * mr, r1 = std::min(M, t1 * mr);
       for (size_t k0 = 0; k0 < K; k0 += kKc) {
         const size_t kc = std::min(kKc, K - k0);
         const bool last = k0 + kc == K;
+        if (copy_rows)
+          for (size_t r = r0; r < r1; ++r) std::memcpy(copies + (r - r0) * copy_ld, A + r * lda + k0, kc * sizeof(float));
         for (size_t panel = p0; panel < p1; ++panel) {
           const size_t n0 = panel * nr, cols = std::min(nr, N - n0);
           for (size_t t = t0; t < t1; ++t) {
             const size_t row = t * mr, count = std::min(mr, M - row);
-            for (size_t i = 0; i < count; ++i) rows[i] = A + (row + i) * lda + k0;
+            for (size_t i = 0; i < count; ++i)
+              rows[i] = copy_rows ? copies + (row + i - r0) * copy_ld : A + (row + i) * lda + k0;
             GemmTileEpilogue ep;
             float* c = C + row * ldc + n0;
             uk.igemm(count, cols, 1, kc, rows, B.panel(panel) + k0 * nr, c, ldc, k0 > 0,
@@ -190,7 +212,7 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
       // 16-column rows are too short to overlap the activation's long dependency chains (GELU over
       // 6 x 16 tiles took 1.5-2x its time over whole rows).
       if (epilogue.activation) {
-        const size_t r0 = t0 * mr, r1 = std::min(M, t1 * mr), n0 = p0 * nr, n1 = std::min(N, p1 * nr);
+        const size_t n0 = p0 * nr, n1 = std::min(N, p1 * nr);
         for (size_t r = r0; r < r1; ++r) epilogue.activation(C + r * ldc + n0, n1 - n0);
       }
     }
@@ -200,6 +222,20 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
 }
 
 }  // namespace
+
+bool rows_conflict_in_l1(size_t row_stride_bytes, size_t rows) {
+  return rows_per_l1_set(row_stride_bytes, rows) > kL1Ways;
+}
+
+bool rows_conflict_in_l1(const size_t* byte_offsets, size_t rows) {
+  return rows_per_l1_set(rows, [&](size_t i) { return byte_offsets[i]; }) > kL1Ways;
+}
+
+size_t spread_row_stride(size_t length, size_t rows) {
+  size_t stride = (length + 15) / 16 * 16;
+  while (rows_per_l1_set(stride * sizeof(float), rows) > 2) stride += 16;
+  return stride;
+}
 
 size_t gemm_panel_width() { return kernel_table().gemm_f32.nr; }
 
