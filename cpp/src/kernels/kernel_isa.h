@@ -103,9 +103,12 @@ inline void for_lanes(size_t n, const Body& body) {
 }
 
 // kLanes elements from src (count < kLanes: zero-padded), as LaneVec<T>.
+// float uses a masked load (staging through memory cost a failed store forward: rows of 120 floats
+// ran at half NumPy's speed); other types are staged.
 template <class T>
 inline LaneVec<T> vload_part(const T* src, size_t count) {
   if (count == kLanes) return vload(src);
+  if constexpr (std::is_same_v<T, float>) return simd::load(src, simd::first_lanes(count));
   T staged[kLanes] = {};
   std::memcpy(staged, src, count * sizeof(T));
   return vload(staged);
@@ -118,6 +121,7 @@ inline void vstore_part(T* dst, V v, size_t count) {
     else vstore(p, v);
   };
   if (count == kLanes) return put(dst);
+  if constexpr (!kMask && std::is_same_v<T, float>) return simd::store(dst, v, simd::first_lanes(count));
   T staged[kLanes];
   put(staged);
   std::memcpy(dst, staged, count * sizeof(T));
