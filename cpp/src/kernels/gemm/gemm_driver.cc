@@ -253,9 +253,14 @@ void pack_b_f32_into(size_t K, size_t N, const float* B, size_t ldb, bool transp
     if (!transposed) {
       for (size_t k = 0; k < K; ++k) std::memcpy(panel + k * nr, B + k * ldb + n0, cols * sizeof(float));
     } else {
-      for (size_t j = 0; j < cols; ++j) {
-        const float* src = B + (n0 + j) * ldb;
-        for (size_t k = 0; k < K; ++k) panel[k * nr + j] = src[k];
+      // K blocks of 64 panel rows (8 KiB with 32 columns): the column-by-column writes stay in L1.
+      constexpr size_t kBlock = 64;
+      for (size_t k0 = 0; k0 < K; k0 += kBlock) {
+        const size_t k1 = std::min(K, k0 + kBlock);
+        for (size_t j = 0; j < cols; ++j) {
+          const float* src = B + (n0 + j) * ldb;
+          for (size_t k = k0; k < k1; ++k) panel[k * nr + j] = src[k];
+        }
       }
     }
   }
