@@ -34,10 +34,13 @@ struct PackedB {
 };
 // The panel width (NR) of the active microkernel, for code that packs B itself.
 size_t gemm_panel_width();
-// B is [K][N] with row stride ldb, or, when `transposed`, [N][K] with row stride ldb.
-PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed = false);
+// B is [K][N] with row stride ldb, or, when `transposed`, [N][K] with row stride ldb. A transposed
+// row may hold its K values as [K / taps][taps] (an oihw filter's (i, kh, kw) order), packed in
+// [taps][K / taps] order (the NHWC convolution's (kh, kw, i)).
+PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed = false, size_t taps = 1);
 // The same into `packed`, reusing its buffer when it is large enough (a per-thread scratch).
-void pack_b_f32_into(size_t K, size_t N, const float* B, size_t ldb, bool transposed, PackedB& packed);
+void pack_b_f32_into(size_t K, size_t N, const float* B, size_t ldb, bool transposed, PackedB& packed,
+                     size_t taps = 1);
 
 // A packed for the active microkernel: panels of `panel_rows` <= MR rows spanning all of K ([K][MR]
 // each, zero padded), the rows shared evenly (M = 16 on a 14-row kernel: two tiles of 8 rows, not 14

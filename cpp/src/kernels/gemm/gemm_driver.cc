@@ -239,7 +239,9 @@ size_t spread_row_stride(size_t length, size_t rows) {
 
 size_t gemm_panel_width() { return kernel_table().gemm_f32.nr; }
 
-void pack_b_f32_into(size_t K, size_t N, const float* B, size_t ldb, bool transposed, PackedB& packed) {
+void pack_b_f32_into(size_t K, size_t N, const float* B, size_t ldb, bool transposed, PackedB& packed,
+                     size_t taps) {
+  if (taps == 0 || K % taps != 0) throw Error(ErrorKind::kUnknownError, "internal: K is not a multiple of the taps");
   packed.K = K;
   packed.N = N;
   packed.nr = kernel_table().gemm_f32.nr;
@@ -254,21 +256,30 @@ void pack_b_f32_into(size_t K, size_t N, const float* B, size_t ldb, bool transp
       for (size_t k = 0; k < K; ++k) std::memcpy(panel + k * nr, B + k * ldb + n0, cols * sizeof(float));
     } else {
       // K blocks of 64 panel rows (8 KiB with 32 columns): the column-by-column writes stay in L1.
+      // Panel row k = tap * inner + i reads the source row at i * taps + tap.
       constexpr size_t kBlock = 64;
+      const size_t inner = K / taps;
       for (size_t k0 = 0; k0 < K; k0 += kBlock) {
         const size_t k1 = std::min(K, k0 + kBlock);
         for (size_t j = 0; j < cols; ++j) {
           const float* src = B + (n0 + j) * ldb;
-          for (size_t k = k0; k < k1; ++k) panel[k * nr + j] = src[k];
+          if (taps == 1) {
+            for (size_t k = k0; k < k1; ++k) panel[k * nr + j] = src[k];
+            continue;
+          }
+          for (size_t k = k0, tap = k0 / inner, i = k0 % inner; k < k1; ++k) {
+            panel[k * nr + j] = src[i * taps + tap];
+            if (++i == inner) i = 0, ++tap;
+          }
         }
       }
     }
   }
 }
 
-PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed) {
+PackedB pack_b_f32(size_t K, size_t N, const float* B, size_t ldb, bool transposed, size_t taps) {
   PackedB packed;
-  pack_b_f32_into(K, N, B, ldb, transposed, packed);
+  pack_b_f32_into(K, N, B, ldb, transposed, packed, taps);
   return packed;
 }
 
