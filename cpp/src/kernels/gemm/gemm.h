@@ -59,12 +59,10 @@ using BBlockPacker = std::function<void(size_t k0, size_t kc, size_t n0, size_t 
 // The packer for a row-major B ([K][N], row stride ldb).
 void pack_b_block_rows(const float* B, size_t ldb, size_t k0, size_t kc, size_t n0, size_t nc, float* dst);
 
-// A's rows read in place by the microkernel, MR streams at one stride: when the stride is a multiple
-// of 4 KiB they all fall in one L1 set (64 sets of 64-byte lines on the x86 CPUs we target, 8 or
-// more ways) and evict each other on every k (1024^3 ran at 57 GFLOP/s instead of 95 on Zen 4).
-// Such rows are copied first, at a stride that spreads them over the sets.
-bool rows_conflict_in_l1(size_t row_stride_bytes, size_t rows);
-// The same for rows at these byte offsets from one another.
+// A's rows read in place by the microkernel, MR streams: when they lie a multiple of 4 KiB apart
+// they all fall in one L1 set (64 sets of 64-byte lines on the x86 CPUs we target, 8 or more ways)
+// and evict each other on every k (1024^3 ran at 57 GFLOP/s instead of 95 on Zen 4). Whether
+// `rows` rows at these byte offsets do; such rows are copied first, at a stride that spreads them.
 bool rows_conflict_in_l1(const size_t* byte_offsets, size_t rows);
 // The row stride (floats, a multiple of 16) for copies of `rows` rows of `length` floats.
 size_t spread_row_stride(size_t length, size_t rows);

@@ -26,9 +26,6 @@ size_t rows_per_l1_set(size_t rows, const Offset& offset) {
   return most;
 }
 
-size_t rows_per_l1_set(size_t stride_bytes, size_t rows) {
-  return rows_per_l1_set(rows, [&](size_t i) { return i * stride_bytes; });
-}
 
 BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
 
@@ -181,7 +178,9 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
   constexpr size_t kMaxRows = 16;
   if (mr > kMaxRows) throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
   // Rows that would evict each other in L1 are read from a copy of the group's K block.
-  const bool copy_rows = rows_conflict_in_l1(lda * sizeof(float), mr);
+  size_t offsets[kMaxRows];
+  for (size_t i = 0; i < mr; ++i) offsets[i] = i * lda * sizeof(float);
+  const bool copy_rows = rows_conflict_in_l1(offsets, mr);
   const size_t copy_ld = copy_rows ? spread_row_stride(std::min(K, kKc), mr) : 0;
   auto run = [&](size_t begin, size_t end) {
     const float* rows[kMaxRows];
@@ -223,17 +222,13 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
 
 }  // namespace
 
-bool rows_conflict_in_l1(size_t row_stride_bytes, size_t rows) {
-  return rows_per_l1_set(row_stride_bytes, rows) > kL1Ways;
-}
-
 bool rows_conflict_in_l1(const size_t* byte_offsets, size_t rows) {
   return rows_per_l1_set(rows, [&](size_t i) { return byte_offsets[i]; }) > kL1Ways;
 }
 
 size_t spread_row_stride(size_t length, size_t rows) {
   size_t stride = (length + 15) / 16 * 16;
-  while (rows_per_l1_set(stride * sizeof(float), rows) > 2) stride += 16;
+  while (rows_per_l1_set(rows, [&](size_t i) { return i * stride * sizeof(float); }) > 2) stride += 16;
   return stride;
 }
 
