@@ -396,6 +396,12 @@ def parse_args(argv=None):
 def main(argv=None):
     _reexec_without_slow_openblas_env()
     args = parse_args(argv)
+    if args.only in (None, "gemm"):
+        try:
+            import threadpoolctl  # noqa: F401
+        except ImportError:
+            sys.exit("bench/kernels.py: the GEMM comparison needs threadpoolctl (pip install \".[bench]\"); "
+                     "--only conv runs without it")
     rounds = args.rounds or (3 if args.quick else 15)
     batch_seconds = 0.005 if args.quick else 0.03
     print(f"webnn {_core.version()}: isa={_core.active_isa()} (detected {_core.detected_isa()}), "

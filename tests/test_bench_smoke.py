@@ -1,6 +1,8 @@
-"""bench/kernels.py without timing: the FMA-peak diagnostic answers, and the conv layer tables are valid."""
+"""bench/kernels.py without timing: the FMA-peak diagnostic answers, the conv layer tables are valid, and
+the GEMM part without threadpoolctl says what to install."""
 import importlib.util
 import math
+import sys
 from pathlib import Path
 
 import pytest
@@ -61,3 +63,13 @@ def test_parse_args(bench):
     assert args.quick and args.threads == [2, 1] and args.only == "conv"
     with pytest.raises(SystemExit):
         bench.parse_args(["--threads", "0"])
+
+
+@pytest.mark.parametrize("only", [None, "gemm"])
+def test_gemm_without_threadpoolctl_says_what_to_install(bench, monkeypatch, only):
+    monkeypatch.setitem(sys.modules, "threadpoolctl", None)  # import threadpoolctl raises ImportError
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    monkeypatch.delenv("OPENBLAS_L2_SIZE", raising=False)
+    with pytest.raises(SystemExit) as exit_info:
+        bench.main(["--quick"] + (["--only", only] if only else []))
+    assert "threadpoolctl" in str(exit_info.value.code) and ".[bench]" in str(exit_info.value.code)
