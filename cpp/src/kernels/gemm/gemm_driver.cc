@@ -26,7 +26,6 @@ size_t rows_per_l1_set(size_t rows, const Offset& offset) {
   return most;
 }
 
-
 BufferPtr float_buffer(size_t count) { return std::make_shared<AlignedBuffer>(count * sizeof(float)); }
 
 // Per-thread packing buffers (slot 0: A block, 1: B block, 2: a whole operand packed by the calling
