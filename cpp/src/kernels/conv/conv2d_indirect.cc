@@ -25,9 +25,12 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
   const GemmUkernel uk = kernel_table().gemm_f32;
   const size_t mr = uk.mr, nr = uk.nr;
   const size_t C = p.in_channels, H = p.in_h, W = p.in_w, OH = p.out_h, OW = p.out_w, O = p.out_channels;
-  const size_t taps = p.kernel_h * p.kernel_w, Ig = C / p.groups, Og = O / p.groups, groups = p.groups;
+  const size_t KH = p.kernel_h, KW = p.kernel_w, dh = p.dilation_h, dw = p.dilation_w;
+  const size_t taps = KH * KW, Ig = C / p.groups, Og = O / p.groups, groups = p.groups;
   const size_t pixels = p.batch * OH * OW, tiles = (pixels + mr - 1) / mr, panels = (Og + nr - 1) / nr;
   if (pixels == 0 || Og == 0) return;
+  if (mr > kGemmMaxTileRows)
+    throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
   const size_t panel_bytes = std::max<size_t>(1, taps * Ig * nr * sizeof(float));
   const size_t chunk_panels = std::clamp<size_t>(kFilterChunkBytes / panel_bytes, 1, panels);
   const size_t chunks = (panels + chunk_panels - 1) / chunk_panels;
@@ -48,8 +51,8 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
   // tiles tell (a tile can span output rows).
   bool copy_rows = false;
   for (size_t t = 0; t < std::min<size_t>(tiles, 4) && !copy_rows; ++t) {
-    size_t offsets[16];
-    const size_t count = std::min({mr, pixels - t * mr, size_t(16)});
+    size_t offsets[kGemmMaxTileRows];
+    const size_t count = std::min(mr, pixels - t * mr);
     for (size_t i = 0; i < count; ++i) {
       const size_t q = t * mr + i, n = q / (OH * OW), oy = q / OW % OH, ox = q % OW;
       offsets[i] = ((n * H + oy * p.stride_h) * W + ox * p.stride_w) * C * sizeof(float);
@@ -66,6 +69,8 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
     // Loop invariants in locals: the per-panel loop below runs once per tile of a few pixels.
     const float** const row_slot = rows.data();
     const float** const copy_slot = row_slot + taps * mr;
+    const float* const zero_row = zeros.data();
+    const size_t in_h = H, in_w = W, row_floats = W * C;  // locals, not loads through the captures
     const IgemmUkernelFn igemm = uk.igemm;
     const ActivationLoop activation = base.activation;
     const float lo = base.min, hi = base.max;
@@ -110,23 +115,42 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
           run_panels(g, q0, count, 1, Ig, p0, p1);
           continue;
         }
+        // The tile's pixels: the first one's coordinates divided out, the rest stepped along the
+        // output rows (no division per pixel: small-channel layers spend as long here as in the GEMM).
+        long long first_x[kGemmMaxTileRows], first_y[kGemmMaxTileRows];
+        const float* image[kGemmMaxTileRows];
+        size_t n = q0 / (OH * OW), oy = q0 / OW % OH, ox = q0 % OW;
         // When each pixel's filter rows lie inside the image horizontally (and channels are not
         // split into groups), a filter row's taps are contiguous: one pointer per row, KW * I values.
         bool rows_inside = merge_rows;
-        for (size_t i = 0; i < count && rows_inside; ++i) {
-          const long long x = (long long)((q0 + i) % OW * p.stride_w) - (long long)p.pad_left;
-          rows_inside = x >= 0 && x + (long long)p.kernel_w <= (long long)W;
-        }
-        const size_t row_taps = rows_inside ? p.kernel_w : 1;
         for (size_t i = 0; i < count; ++i) {
-          const size_t q = q0 + i, n = q / (OH * OW), oy = q / OW % OH, ox = q % OW;
-          for (size_t kh = 0; kh < p.kernel_h; ++kh) {
-            const long long y = (long long)(oy * p.stride_h + kh * p.dilation_h) - (long long)p.pad_top;
-            for (size_t kw = 0; kw < p.kernel_w; kw += row_taps) {
-              const long long x = (long long)(ox * p.stride_w + kw * p.dilation_w) - (long long)p.pad_left;
-              const bool inside = y >= 0 && y < (long long)H && x >= 0 && x < (long long)W;
-              row_slot[(kh * p.kernel_w + kw) / row_taps * mr + i] =
-                  inside ? in + ((n * H + size_t(y)) * W + size_t(x)) * C + g * Ig : zeros.data();
+          first_x[i] = (long long)(ox * p.stride_w) - (long long)p.pad_left;
+          first_y[i] = (long long)(oy * p.stride_h) - (long long)p.pad_top;
+          image[i] = in + n * H * W * C + g * Ig;
+          rows_inside = rows_inside && first_x[i] >= 0 && first_x[i] + (long long)KW <= (long long)W;
+          if (++ox == OW) {
+            ox = 0;
+            if (++oy == OH) oy = 0, ++n;
+          }
+        }
+        const size_t row_taps = rows_inside ? KW : 1, row_pointers = KW / row_taps, x_step = row_taps * dw;
+        for (size_t i = 0; i < count; ++i) {
+          const float** slot = row_slot + i;  // tap t of pixel i at row_slot[t * mr + i]
+          for (size_t kh = 0; kh < KH; ++kh) {
+            const long long y = first_y[i] + (long long)(kh * dh);
+            if (y < 0 || y >= (long long)in_h) {
+              for (size_t j = 0; j < row_pointers; ++j, slot += mr) *slot = zero_row;
+              continue;
+            }
+            const float* image_row = image[i] + size_t(y) * row_floats;
+            if (rows_inside) {  // the common case: one pointer, inside the image
+              *slot = image_row + size_t(first_x[i]) * C;
+              slot += mr;
+              continue;
+            }
+            for (size_t j = 0; j < row_pointers; ++j, slot += mr) {
+              const long long x = first_x[i] + (long long)(j * x_step);
+              *slot = x >= 0 && x < (long long)in_w ? image_row + size_t(x) * C : zero_row;
             }
           }
         }

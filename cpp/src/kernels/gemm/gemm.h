@@ -64,6 +64,8 @@ void pack_b_block_rows(const float* B, size_t ldb, size_t k0, size_t kc, size_t 
 // and evict each other on every k (1024^3 ran at 57 GFLOP/s instead of 95 on Zen 4). Whether
 // `rows` rows at these byte offsets do; such rows are copied first, at a stride that spreads them.
 bool rows_conflict_in_l1(const size_t* byte_offsets, size_t rows);
+// The most rows of any microkernel's tile (AVX-512: 14), for per-tile arrays on the stack.
+constexpr size_t kGemmMaxTileRows = 16;
 // The row stride (floats, a multiple of 16) for copies of `rows` rows of `length` floats.
 size_t spread_row_stride(size_t length, size_t rows);
 

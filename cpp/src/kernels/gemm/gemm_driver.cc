@@ -174,15 +174,15 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
   size_t chunks = threads > 1 ? std::clamp<size_t>((4 * threads + tile_groups - 1) / tile_groups, 1, panels) : 1;
   const size_t chunk_panels = (panels + chunks - 1) / chunks;
   chunks = (panels + chunk_panels - 1) / chunk_panels;
-  constexpr size_t kMaxRows = 16;
-  if (mr > kMaxRows) throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
+  if (mr > kGemmMaxTileRows)
+    throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
   // Rows that would evict each other in L1 are read from a copy of the group's K block.
-  size_t offsets[kMaxRows];
+  size_t offsets[kGemmMaxTileRows];
   for (size_t i = 0; i < mr; ++i) offsets[i] = i * lda * sizeof(float);
   const bool copy_rows = rows_conflict_in_l1(offsets, mr);
   const size_t copy_ld = copy_rows ? spread_row_stride(std::min(K, kKc), mr) : 0;
   auto run = [&](size_t begin, size_t end) {
-    const float* rows[kMaxRows];
+    const float* rows[kGemmMaxTileRows];
     float* copies = copy_rows ? thread_scratch(0, group_tiles * mr * copy_ld) : nullptr;
     for (size_t item = begin; item < end; ++item) {
       const size_t t0 = item / chunks * group_tiles, t1 = std::min(tiles, t0 + group_tiles);
