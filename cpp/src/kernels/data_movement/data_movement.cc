@@ -60,6 +60,14 @@ struct Odometer {
       dst += coord[d] * dst_strides[d];
     }
   }
+  // k >= 1 rows along the innermost walked dim, not past its end.
+  void advance(int64_t k) {
+    const size_t d = shape.size() - 2;
+    src += (k - 1) * src_strides[d];
+    dst += (k - 1) * dst_strides[d];
+    coord[d] += k - 1;
+    next();
+  }
   void next() {
     for (size_t d = shape.size() - 1; d-- > 0;) {
       src += src_strides[d];
@@ -113,12 +121,13 @@ PreparedCopy prepare(StridedCopy c) {
 struct CopyLoops {
   TransposeTileFn transpose_tile;
   FillFn fill;
+  CopyRowsFn copy_rows;
 };
 template <class E>
 CopyLoops copy_loops() {
   const DataMovementLoops& loops = *kernel_table().data_movement;
   const size_t log2_size = sizeof(E) == 1 ? 0 : sizeof(E) == 2 ? 1 : sizeof(E) == 4 ? 2 : 3;
-  return {loops.transpose_tile[log2_size], loops.fill[log2_size]};
+  return {loops.transpose_tile[log2_size], loops.fill[log2_size], loops.copy_rows};
 }
 
 // Runs work units [first, last) of one copy.
@@ -126,15 +135,32 @@ template <class E>
 void copy_units(const PreparedCopy& p, const CopyLoops& loops, const E* src, E* dst, int64_t first, int64_t last) {
   const StridedCopy& c = p.c;
   const int64_t inner = c.shape.back(), ss = c.src_strides.back(), ds = c.dst_strides.back();
-  int64_t row = first / p.strips;
+  const size_t walked = c.shape.size() - 1;  // dims the odometer walks
+  if (p.tiled == 1 && ss == 1 && ds == 1 && walked > 0) {
+    // Contiguous rows: each run along the innermost walked dim in one call (a concat's or split's
+    // channel slices in NHWC are many short rows).
+    Odometer walk(c, first);
+    const int64_t run_length = c.shape[walked - 1], src_step = c.src_strides[walked - 1] * int64_t(sizeof(E));
+    const int64_t dst_step = c.dst_strides[walked - 1] * int64_t(sizeof(E));
+    for (int64_t u = first; u < last;) {
+      const int64_t run = std::min(last - u, run_length - walk.coord[walked - 1]);
+      loops.copy_rows(dst + walk.dst, dst_step, src + walk.src, src_step, run, inner * int64_t(sizeof(E)));
+      u += run;
+      walk.advance(run);
+    }
+    return;
+  }
+  int64_t row = first / p.strips, strip = first % p.strips;
   Odometer walk(c, row);
   for (int64_t u = first; u < last; ++u) {
-    if (u / p.strips != row) {
+    if (strip == p.strips) {
+      strip = 0;
       ++row;
       walk.next();
     }
     const E* s = src + walk.src;
     E* d = dst + walk.dst;
+    const int64_t i0 = strip++ * kTile;
     if (p.tiled == 1) {
       if (ss == 1 && ds == 1) {
         std::memcpy(d, s, size_t(inner) * sizeof(E));
@@ -145,7 +171,7 @@ void copy_units(const PreparedCopy& p, const CopyLoops& loops, const E* src, E* 
       }
       continue;
     }
-    const int64_t i0 = (u % p.strips) * kTile, rows = std::min(kTile, p.tiled - i0);
+    const int64_t rows = std::min(kTile, p.tiled - i0);
     s += i0 * p.tiled_src;
     d += i0 * p.tiled_dst;
     for (int64_t j0 = 0; j0 < inner; j0 += kTile) {

@@ -47,9 +47,14 @@ using TransposeTileFn = void (*)(const void* src, void* dst, int64_t rows, int64
                                  int64_t dst_stride);
 // dst[j] = *value for j < count.
 using FillFn = void (*)(void* dst, const void* value, int64_t count);
+// Row r of `rows` (`bytes` bytes each) from src + r * src_stride to dst + r * dst_stride (strides
+// in bytes): a concat's or split's channel slices, short rows that a memcpy call per row made slow.
+using CopyRowsFn = void (*)(void* dst, int64_t dst_stride, const void* src, int64_t src_stride, int64_t rows,
+                            int64_t bytes);
 struct DataMovementLoops {
   TransposeTileFn transpose_tile[4];
   FillFn fill[4];
+  CopyRowsFn copy_rows;
 };
 const DataMovementLoops& data_movement_loops_ref();
 const DataMovementLoops& data_movement_loops_avx2();    // x86-64 only

@@ -125,9 +125,35 @@ void fill(void* dst_ptr, const void* value, int64_t count) {
   for (; j < count; ++j) dst[j] = v;
 }
 
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+// One row of n >= 32 bytes in 32-byte moves, the last one overlapping the one before.
+inline void copy_row_wide(char* d, const char* s, int64_t n) {
+  int64_t j = 0;
+  for (; j + 32 < n; j += 32)
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + j), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + j)));
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + n - 32),
+                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + n - 32)));
+}
+#endif
+
+// Short rows are moved inline (no call per row); long ones by memcpy.
+void copy_rows(void* dst_ptr, int64_t dst_stride, const void* src_ptr, int64_t src_stride, int64_t rows,
+               int64_t bytes) {
+  char* d = static_cast<char*>(dst_ptr);
+  const char* s = static_cast<const char*>(src_ptr);
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  if (bytes >= 32 && bytes <= 512) {
+    for (int64_t r = 0; r < rows; ++r, d += dst_stride, s += src_stride) copy_row_wide(d, s, bytes);
+    return;
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r, d += dst_stride, s += src_stride) std::memcpy(d, s, size_t(bytes));
+}
+
 constexpr DataMovementLoops kDataMovementLoops = {
     {transpose_tile<1>, transpose_tile<2>, transpose_tile<4>, transpose_tile<8>},
     {fill<1>, fill<2>, fill<4>, fill<8>},
+    copy_rows,
 };
 
 }  // namespace
