@@ -46,15 +46,19 @@ struct ExpParts {
   VF p;
   VI n;
 };
+template <bool kAddend = true>
 inline ExpParts exp_parts(VF a, VF b) {
   static constexpr float c[] = {4.999999404e-01f, 1.666652113e-01f, 4.166838899e-02f, 8.368735202e-03f,
                                 1.381456037e-03f};
   const VF t = fma(a, splat(1.44269502f), splat(kRoundMagic));
   const VF k = t - splat(kRoundMagic);
   VF r = fma(k, splat(-0.693147182f), a);
-  r = fma(k, splat(1.90465421e-09f), r) + b;
+  r = fma(k, splat(1.90465421e-09f), r);
+  if constexpr (kAddend) r = r + b;
   return {fma(r * r, poly(r, c), r) + 1.0f, magic_to_int(t)};
 }
+// exp(a) as p * 2^n (no addend: one addition fewer).
+inline ExpParts exp_parts(VF a) { return exp_parts<false>(a, VF{}); }
 
 // Clamps to [lo, hi]; NaN stays NaN.
 inline VF clamp_keep_nan(VF x, float lo, float hi) {
@@ -63,11 +67,14 @@ inline VF clamp_keep_nan(VF x, float lo, float hi) {
 }
 
 inline VF exp(VF x) {
-  // e^-104 rounds to 0 and e^88.8 overflows; NaN gives a NaN p.
-  const ExpParts e = exp_parts(clamp_keep_nan(x, -104.0f, 88.8f), VF{});
-  // Within |x| <= 87, 2^n is a normal float and one (exact) multiply does; beyond (or NaN), the
-  // scaling that rounds once into the denormals or overflows.
-  if (!simd::any(~(simd::abs(x) <= 87.0f))) return e.p * simd::pow2i(e.n);
+  // Within |x| <= 87 (the common case, one compare), 2^n is a normal float and one exact multiply
+  // does, with no clamps. Beyond (or NaN): clamped (e^-104 rounds to 0, e^88.8 overflows; NaN gives
+  // a NaN p), then the scaling that rounds once into the denormals or overflows.
+  if (__builtin_expect(simd::all_le(simd::abs(x), 87.0f), 1)) {
+    const ExpParts e = exp_parts(x);
+    return e.p * simd::pow2i(e.n);
+  }
+  const ExpParts e = exp_parts(clamp_keep_nan(x, -104.0f, 88.8f));
   return scale(e.p, e.n);
 }
 

@@ -81,6 +81,10 @@ inline void store_half(uint16_t* p, VF v) {
                       _mm512_maskz_cvtps_ph(0xffff, __m512(v), _MM_FROUND_TO_NEAREST_INT));
 }
 inline bool any(VI mask) { return _mm512_movepi32_mask(__m512i(mask)) != 0; }
+// Whether every lane of a is <= b (false for NaN lanes): one compare into a mask register.
+inline bool all_le(VF a, float b) {
+  return _mm512_cmp_ps_mask(__m512(a), _mm512_set1_ps(b), _CMP_LE_OQ) == 0xffff;
+}
 inline VFHalf low_half(VF v) { return VFHalf(_mm512_maskz_extractf32x8_ps(0xff, __m512(v), 0)); }
 inline VFHalf high_half(VF v) { return VFHalf(_mm512_maskz_extractf32x8_ps(0xff, __m512(v), 1)); }
 inline VF join(VFHalf lo, VFHalf hi) {
@@ -123,6 +127,9 @@ inline void store_half(uint16_t* p, VF v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(__m256(v), _MM_FROUND_TO_NEAREST_INT));
 }
 inline bool any(VI mask) { return _mm256_movemask_ps(_mm256_castsi256_ps(__m256i(mask))) != 0; }
+inline bool all_le(VF a, float b) {
+  return _mm256_movemask_ps(_mm256_cmp_ps(__m256(a), _mm256_set1_ps(b), _CMP_LE_OQ)) == 0xff;
+}
 inline VFHalf low_half(VF v) { return VFHalf(_mm256_castps256_ps128(__m256(v))); }
 inline VFHalf high_half(VF v) { return VFHalf(_mm256_extractf128_ps(__m256(v), 1)); }
 inline VF join(VFHalf lo, VFHalf hi) { return VF(_mm256_set_m128(__m128(hi), __m128(lo))); }
