@@ -36,7 +36,7 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
   const size_t chunks = (panels + chunk_panels - 1) / chunk_panels;
   // Enough items for every thread to get several (pool threads take contiguous ranges).
   const size_t threads = size_t(pool->max_threads());
-  const size_t wanted_groups = std::max<size_t>(1, (4 * threads + groups * chunks - 1) / (groups * chunks));
+  const size_t wanted_groups = std::max<size_t>(1, (8 * threads + groups * chunks - 1) / (groups * chunks));
   const size_t tiles_per_item = std::clamp<size_t>((tiles + wanted_groups - 1) / wanted_groups, 1, kMaxTilesPerItem);
   const size_t tile_groups = (tiles + tiles_per_item - 1) / tiles_per_item;
   // One item covers every output channel of its pixels: the activation runs once per tile (else once
