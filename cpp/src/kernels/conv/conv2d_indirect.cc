@@ -3,6 +3,8 @@
 // zeros) and B is the filter packed once as [kH*kW*I/g][O/g].
 #include <algorithm>
 #include <cstring>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include "kernels/conv/conv.h"
@@ -17,6 +19,15 @@ namespace {
 // B panels per chunk are limited so a chunk stays in L2 while a group of pixel tiles runs over it.
 constexpr size_t kFilterChunkBytes = 256 * 1024;
 constexpr size_t kMaxTilesPerItem = 32;
+// The most bytes of A rows copied up front (see copied_once).
+constexpr size_t kCopiedOnceMaxBytes = size_t(32) << 20;
+
+// `count` zeros that padding taps point at (a thread's own, grown as needed; never freed).
+const float* conv_zero_row(size_t count) {
+  thread_local std::vector<float> zeros;
+  if (zeros.size() < count) zeros.assign(count, 0.0f);
+  return zeros.data();
+}
 
 }  // namespace
 
@@ -60,101 +71,125 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
     copy_rows = rows_conflict_in_l1(offsets, count);
   }
   const size_t copy_ld = copy_rows ? spread_row_stride(taps * Ig, mr) : 0;
+  // Points row_slot[t * mr + i] at tap t of pixel q0 + i (group g); returns the taps per row and the
+  // values per tap. The first pixel's coordinates are divided out, the rest stepped along the output
+  // rows (no division per pixel: small-channel layers spend as long here as in the GEMM).
+  const float* const zero_row = conv_zero_row(p.kernel_w * Ig);
+  auto set_rows = [&, in_h = H, in_w = W, row_floats = W * C](const float** row_slot, size_t g, size_t q0,
+                                                               size_t count) -> std::pair<size_t, size_t> {
+    if (pointwise) {
+      for (size_t i = 0; i < count; ++i) row_slot[i] = in + (q0 + i) * C + g * Ig;
+      return {1, Ig};
+    }
+    long long first_x[kGemmMaxTileRows], first_y[kGemmMaxTileRows];
+    const float* image[kGemmMaxTileRows];
+    size_t n = q0 / (OH * OW), oy = q0 / OW % OH, ox = q0 % OW;
+    // When each pixel's filter rows lie inside the image horizontally (and channels are not split
+    // into groups), a filter row's taps are contiguous: one pointer per row, KW * I values.
+    bool rows_inside = merge_rows;
+    for (size_t i = 0; i < count; ++i) {
+      first_x[i] = (long long)(ox * p.stride_w) - (long long)p.pad_left;
+      first_y[i] = (long long)(oy * p.stride_h) - (long long)p.pad_top;
+      image[i] = in + n * H * W * C + g * Ig;
+      rows_inside = rows_inside && first_x[i] >= 0 && first_x[i] + (long long)KW <= (long long)W;
+      if (++ox == OW) {
+        ox = 0;
+        if (++oy == OH) oy = 0, ++n;
+      }
+    }
+    const size_t row_taps = rows_inside ? KW : 1, row_pointers = KW / row_taps, x_step = row_taps * dw;
+    for (size_t i = 0; i < count; ++i) {
+      const float** slot = row_slot + i;
+      for (size_t kh = 0; kh < KH; ++kh) {
+        const long long y = first_y[i] + (long long)(kh * dh);
+        if (y < 0 || y >= (long long)in_h) {
+          for (size_t j = 0; j < row_pointers; ++j, slot += mr) *slot = zero_row;
+          continue;
+        }
+        const float* image_row = image[i] + size_t(y) * row_floats;
+        if (rows_inside) {  // the common case: one pointer, inside the image
+          *slot = image_row + size_t(first_x[i]) * C;
+          slot += mr;
+          continue;
+        }
+        for (size_t j = 0; j < row_pointers; ++j, slot += mr) {
+          const long long x = first_x[i] + (long long)(j * x_step);
+          *slot = x >= 0 && x < (long long)in_w ? image_row + size_t(x) * C : zero_row;
+        }
+      }
+    }
+    return {taps / row_taps, Ig * row_taps};
+  };
+  // Copies pixel rows set up in row_slot (tap_count taps of tap_length values) to dst, copy_ld apart.
+  const auto copy_tile = [&](const float* const* row_slot, size_t count, std::pair<size_t, size_t> taps_of,
+                             float* dst) {
+    const auto [tap_count, tap_length] = taps_of;
+    for (size_t i = 0; i < count; ++i, dst += copy_ld)
+      for (size_t t = 0; t < tap_count; ++t)
+        std::memcpy(dst + t * tap_length, row_slot[t * mr + i], tap_length * sizeof(float));
+  };
+  // Rows read from copies with B in several chunks: each chunk would copy a tile's rows again, so
+  // they are copied once, for every pixel, before the GEMM (when that copy stays moderate).
+  const bool copied_once =
+      copy_rows && chunks > 1 && groups * pixels * copy_ld * sizeof(float) <= kCopiedOnceMaxBytes;
+  thread_local std::vector<float> copied_storage;  // the calling thread's; the pool reads `copied`
+  if (copied_once) copied_storage.resize(groups * pixels * copy_ld);
+  float* const copied = copied_once ? copied_storage.data() : nullptr;
+  if (copied_once)
+    pool->parallel_for(groups * tiles, 1, [&](size_t begin, size_t end) {
+      thread_local std::vector<const float*> rows;
+      rows.resize(taps * mr);
+      for (size_t item = begin; item < end; ++item) {
+        const size_t g = item / tiles, q0 = item % tiles * mr, count = std::min(mr, pixels - q0);
+        copy_tile(rows.data(), count, set_rows(rows.data(), g, q0, count), copied + (g * pixels + q0) * copy_ld);
+      }
+    });
   pool->parallel_for(groups * chunks * tile_groups, 1, [&](size_t begin, size_t end) {
-    thread_local std::vector<float> zeros, copies;
+    thread_local std::vector<float> copies;
     thread_local std::vector<const float*> rows;
-    if (zeros.size() < p.kernel_w * Ig) zeros.assign(p.kernel_w * Ig, 0.0f);
-    rows.resize(taps * mr + (copy_rows ? mr : 0));
+    rows.resize(taps * mr + mr);
     if (copies.size() < mr * copy_ld) copies.resize(mr * copy_ld);
     // Loop invariants in locals: the per-panel loop below runs once per tile of a few pixels.
     const float** const row_slot = rows.data();
     const float** const copy_slot = row_slot + taps * mr;
-    const float* const zero_row = zeros.data();
-    const size_t in_h = H, in_w = W, row_floats = W * C;  // locals, not loads through the captures
     const IgemmUkernelFn igemm = uk.igemm;
     const ActivationLoop activation = base.activation;
     const float lo = base.min, hi = base.max;
     const size_t panel_floats = taps * Ig * nr;
-    // The tile of `count` pixels from q0, its rows set up, against B panels [p0, p1) of group g.
-    auto run_panels = [&](size_t g, size_t q0, size_t count, size_t tap_count, size_t tap_length, size_t p0,
-                          size_t p1) {
-      const float* const* row_pointers = row_slot;
-      if (copy_rows) {
-        for (size_t i = 0; i < count; ++i) {
-          float* copy = copies.data() + i * copy_ld;
-          for (size_t t = 0; t < tap_count; ++t)
-            std::memcpy(copy + t * tap_length, row_slot[t * mr + i], tap_length * sizeof(float));
-          copy_slot[i] = copy;
-        }
-        row_pointers = copy_slot;
-        tap_length *= tap_count;
-        tap_count = 1;
-      }
-      const float* b = filter[g].panel(p0);
-      float* const tile_out = out + q0 * O;
-      for (size_t panel = p0; panel < p1; ++panel, b += panel_floats) {
-        const size_t n0 = panel * nr, cols = std::min(nr, Og - n0), column = g * Og + n0;
-        GemmTileEpilogue ep{bias ? bias + column : nullptr, false, lo, hi,
-                            residual ? residual + q0 * O + column : nullptr, O};
-        igemm(count, cols, tap_count, tap_length, row_pointers, b, tile_out + column, O, false, &ep);
-      }
-      if (!activation) return;
-      if (whole_rows) return activation(tile_out, count * O);  // the tile's rows, contiguous
-      // Each row's columns of panels [p0, p1) in one call (still in cache), not one call per panel.
-      const size_t first = g * Og + p0 * nr, width = std::min(Og, p1 * nr) - p0 * nr;
-      for (size_t i = 0; i < count; ++i) activation(tile_out + i * O + first, width);
-    };
     for (size_t item = begin; item < end; ++item) {
       const size_t g = item / (chunks * tile_groups), chunk = item / tile_groups % chunks, group = item % tile_groups;
       const size_t p0 = chunk * chunk_panels, p1 = std::min(panels, p0 + chunk_panels);
       const size_t t0 = group * tiles_per_item, t1 = std::min(tiles, t0 + tiles_per_item);
       for (size_t t = t0; t < t1; ++t) {
         const size_t q0 = t * mr, count = std::min(mr, pixels - q0);
-        if (pointwise) {
-          for (size_t i = 0; i < count; ++i) row_slot[i] = in + (q0 + i) * C + g * Ig;
-          run_panels(g, q0, count, 1, Ig, p0, p1);
+        // The tile's A rows: in place, from this tile's copy, or from the copies made up front.
+        const float* const* row_pointers = copy_slot;
+        size_t tap_count = 1, tap_length = taps * Ig;
+        if (copied) {
+          for (size_t i = 0; i < count; ++i) copy_slot[i] = copied + (g * pixels + q0 + i) * copy_ld;
+        } else if (copy_rows) {
+          copy_tile(row_slot, count, set_rows(row_slot, g, q0, count), copies.data());
+          for (size_t i = 0; i < count; ++i) copy_slot[i] = copies.data() + i * copy_ld;
+        } else {
+          std::tie(tap_count, tap_length) = set_rows(row_slot, g, q0, count);
+          row_pointers = row_slot;
+        }
+        const float* b = filter[g].panel(p0);
+        float* const tile_out = out + q0 * O;
+        for (size_t panel = p0; panel < p1; ++panel, b += panel_floats) {
+          const size_t n0 = panel * nr, cols = std::min(nr, Og - n0), column = g * Og + n0;
+          GemmTileEpilogue ep{bias ? bias + column : nullptr, false, lo, hi,
+                              residual ? residual + q0 * O + column : nullptr, O};
+          igemm(count, cols, tap_count, tap_length, row_pointers, b, tile_out + column, O, false, &ep);
+        }
+        if (!activation) continue;
+        if (whole_rows) {  // the tile's rows, contiguous
+          activation(tile_out, count * O);
           continue;
         }
-        // The tile's pixels: the first one's coordinates divided out, the rest stepped along the
-        // output rows (no division per pixel: small-channel layers spend as long here as in the GEMM).
-        long long first_x[kGemmMaxTileRows], first_y[kGemmMaxTileRows];
-        const float* image[kGemmMaxTileRows];
-        size_t n = q0 / (OH * OW), oy = q0 / OW % OH, ox = q0 % OW;
-        // When each pixel's filter rows lie inside the image horizontally (and channels are not
-        // split into groups), a filter row's taps are contiguous: one pointer per row, KW * I values.
-        bool rows_inside = merge_rows;
-        for (size_t i = 0; i < count; ++i) {
-          first_x[i] = (long long)(ox * p.stride_w) - (long long)p.pad_left;
-          first_y[i] = (long long)(oy * p.stride_h) - (long long)p.pad_top;
-          image[i] = in + n * H * W * C + g * Ig;
-          rows_inside = rows_inside && first_x[i] >= 0 && first_x[i] + (long long)KW <= (long long)W;
-          if (++ox == OW) {
-            ox = 0;
-            if (++oy == OH) oy = 0, ++n;
-          }
-        }
-        const size_t row_taps = rows_inside ? KW : 1, row_pointers = KW / row_taps, x_step = row_taps * dw;
-        for (size_t i = 0; i < count; ++i) {
-          const float** slot = row_slot + i;  // tap t of pixel i at row_slot[t * mr + i]
-          for (size_t kh = 0; kh < KH; ++kh) {
-            const long long y = first_y[i] + (long long)(kh * dh);
-            if (y < 0 || y >= (long long)in_h) {
-              for (size_t j = 0; j < row_pointers; ++j, slot += mr) *slot = zero_row;
-              continue;
-            }
-            const float* image_row = image[i] + size_t(y) * row_floats;
-            if (rows_inside) {  // the common case: one pointer, inside the image
-              *slot = image_row + size_t(first_x[i]) * C;
-              slot += mr;
-              continue;
-            }
-            for (size_t j = 0; j < row_pointers; ++j, slot += mr) {
-              const long long x = first_x[i] + (long long)(j * x_step);
-              *slot = x >= 0 && x < (long long)in_w ? image_row + size_t(x) * C : zero_row;
-            }
-          }
-        }
-        run_panels(g, q0, count, taps / row_taps, Ig * row_taps, p0, p1);
+        // Each row's columns of panels [p0, p1) in one call (still in cache), not one call per panel.
+        const size_t first = g * Og + p0 * nr, width = std::min(Og, p1 * nr) - p0 * nr;
+        for (size_t i = 0; i < count; ++i) activation(tile_out + i * O + first, width);
       }
     }
   });
