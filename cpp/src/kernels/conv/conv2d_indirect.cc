@@ -173,6 +173,13 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
         } else {
           std::tie(tap_count, tap_length) = set_rows(row_slot, g, q0, count);
           row_pointers = row_slot;
+          // The next tile's pixels (one block) into L2: read a float per k from 14 rows, an input
+          // larger than L3 outran the hardware prefetchers (256->64 1x1 on 4 x 56x56: 77 -> 94 GFLOP/s).
+          if (pointwise && groups == 1 && t + 1 < t1) {
+            const char* next = reinterpret_cast<const char*>(in + (q0 + count) * C);
+            const size_t bytes = std::min(mr, pixels - q0 - count) * C * sizeof(float);
+            for (size_t offset = 0; offset < bytes; offset += 64) __builtin_prefetch(next + offset, 0, 2);
+          }
         }
         const float* b = filter[g].panel(p0);
         float* const tile_out = out + q0 * O;
