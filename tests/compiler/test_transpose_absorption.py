@@ -111,3 +111,25 @@ def test_float16_stem_keeps_its_transpose(build_twice):
 
     graph, _ = _compare(build_twice, make, {"x": x})
     assert _log(graph).startswith("0 transposes")
+
+
+# The step reads the image through the strided microkernel at strides 1 and 2 (a tile's pixels one
+# or two floats apart in each padded row; one pointer per tap), else through the indirect one:
+# ragged pixel tiles, 16 / 40 / 64 output channels (one, partial and two panels), dilation.
+@pytest.mark.parametrize("stride", [1, 2, 3])
+@pytest.mark.parametrize("channels, dilation", [(16, 1), (40, 1), (64, 2)])
+def test_stem_tiles_strides_and_dilations(build_twice, stride, channels, dilation):
+    x = RNG.standard_normal((1, 3, 17, 45)).astype(np.float32)
+    w0, b0, w1 = _weights(channels, 3, 3, 3), _weights(channels), _weights(8, channels, 1, 1)
+
+    def make(b):
+        a = b.input("x", data_type="float32", shape=list(x.shape))
+        y = b.relu(b.conv2d(a, b.constant(w0), bias=b.constant(b0), strides=[stride, stride],
+                            dilations=[dilation, dilation], padding=[1, 2, 2, 1]))
+        return b.build({"y": b.conv2d(y, b.constant(w1))})
+
+    stem = np.maximum(conv_reference(x.astype(np.float64), w0, b0, (stride, stride), (dilation, dilation),
+                                     (1, 2, 2, 1), 1), 0)
+    reference = conv_reference(stem, w1, None, (1, 1), (1, 1), (0, 0, 0, 0), 1)
+    graph, _ = _compare(build_twice, make, {"x": x}, reference)
+    assert _log(graph) == "1 transposes into channels-last read in place by their consumer"

@@ -225,6 +225,9 @@ void conv_indirect_nchw_input(const Conv2dParams& p, const PackedB& filter, cons
   const size_t span = (OW - 1) * sw + (KW - 1) * dw + 1;
   // With dilation 1 a pixel's KW taps of one scratch row are contiguous: one pointer per row.
   const size_t tap_length = dw == 1 ? KW : 1, taps = C * KH * (KW / tap_length), panels = (O + nr - 1) / nr;
+  // At stride 1 or 2 the strided microkernel reads a tile's pixels from one pointer per tap (the
+  // indirect one loads a pointer per pixel and tap, for only KW values each: 3 with a 3x3 filter).
+  const bool strided = uk.strided && (sw == 1 || sw == 2);
   pool->parallel_for(p.batch * OH, 1, [&](size_t begin, size_t end) {
     thread_local std::vector<float> scratch;
     thread_local std::vector<const float*> rows;
@@ -250,18 +253,25 @@ void conv_indirect_nchw_input(const Conv2dParams& p, const PackedB& filter, cons
       float* out_row = out + row * OW * O;
       for (size_t ox0 = 0; ox0 < OW; ox0 += mr) {
         const size_t count = std::min(mr, OW - ox0);
+        // Tap t: scratch row t / per_row, filter column (t % per_row) * dw; the tile's pixels sw apart.
+        const size_t per_row = KW / tap_length;
         for (size_t t = 0; t < taps; ++t) {
-          // Tap t: scratch row t / (KW / tap_length), filter column (t % (KW / tap_length)) * dw.
-          const size_t per_row = KW / tap_length;
           const float* first = padded + t / per_row * span + t % per_row * dw + ox0 * sw;
+          if (strided) {
+            row_slot[t] = first;
+            continue;
+          }
           for (size_t i = 0; i < count; ++i) row_slot[t * mr + i] = first + i * sw;
         }
         float* c = out_row + ox0 * O;
         for (size_t panel = 0; panel < panels; ++panel) {
-          const size_t n0 = panel * nr;
+          const size_t n0 = panel * nr, cols = std::min(nr, O - n0);
           GemmTileEpilogue ep{bias ? bias + n0 : nullptr, false, base.min, base.max,
                               residual ? residual + (row * OW + ox0) * O + n0 : nullptr, O};
-          uk.igemm(count, std::min(nr, O - n0), taps, tap_length, row_slot, filter.panel(panel), c + n0, O, false, &ep);
+          if (strided)
+            uk.strided(count, cols, taps, tap_length, row_slot, sw, filter.panel(panel), c + n0, O, &ep);
+          else
+            uk.igemm(count, cols, taps, tap_length, row_slot, filter.panel(panel), c + n0, O, false, &ep);
         }
       }
       if (base.activation) base.activation(out_row, OW * O);  // the row is still in cache

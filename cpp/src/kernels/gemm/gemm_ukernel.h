@@ -34,12 +34,21 @@ using IgemmUkernelFn = void (*)(size_t rows, size_t cols, size_t taps, size_t ch
                                 const float* b_panel, float* c, size_t ldc, bool accumulate,
                                 const GemmTileEpilogue* epilogue);
 
+// The strided-rows GEMM (a first convolution over padded NCHW input rows): C[rows x cols] =
+// A * Bpanel[taps * tap_length][NR], then the epilogue, where A's row i reads, for each tap t,
+// a[t][i * stride + k] for k < tap_length: a tile's pixels lie `stride` (1 or 2) floats apart in
+// every tap's row, so one pointer per tap does instead of one per tap and row.
+using StridedGemmUkernelFn = void (*)(size_t rows, size_t cols, size_t taps, size_t tap_length, const float* const* a,
+                                      size_t stride, const float* b_panel, float* c, size_t ldc,
+                                      const GemmTileEpilogue* epilogue);
+
 struct GemmUkernel {
   GemmUkernelFn fn;
   size_t mr, nr;
   const char* name;
   GemvUkernelFn gemv;
   IgemmUkernelFn igemm;
+  StridedGemmUkernelFn strided;  // stride 1 or 2
 };
 
 GemmUkernel f32_gemm_4x16_ref();

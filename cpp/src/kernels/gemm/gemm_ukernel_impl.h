@@ -128,9 +128,49 @@ void indirect_tile(size_t taps, size_t channels, const float* const* a, const fl
   store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, last_lanes);
 }
 
+// The strided tile: for tap t, row i's values are a[t][i * S + k], k < tap_length (S is 1 or 2: the
+// broadcasts address one register with constant offsets, no row pointers).
+template <size_t R, size_t V, bool Full, size_t S>
+void strided_tile(size_t taps, size_t tap_length, const float* const* a, const float* b, float* c, size_t ldc,
+                  const GemmTileEpilogue* ep, size_t last_lanes) {
+  VF acc[R][V];
+  start_tile<R, V>(acc, c, ldc);
+  for (size_t t = 0; t < taps; ++t) {
+    for (size_t k = 0; k < tap_length; ++k, b += NR) {
+      // Opaque to the compiler: row i at k + S is row i + 1 at k, and GCC would otherwise keep
+      // those broadcasts across iterations, spilled to the stack, instead of loading them again.
+      const float* row = a[t] + k;
+      __asm__("" : "+r"(row));
+      VF bv[V];
+      for (size_t v = 0; v < V; ++v) bv[v] = simd::load_aligned(b + L * v);
+#pragma GCC unroll 16
+      for (size_t i = 0; i < R; ++i) {
+        const VF ai = simd::splat(row[i * S]);
+        for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
+      }
+    }
+  }
+  store_tile<R, V, Full>(acc, c, ldc, false, ep, last_lanes);
+}
+
 using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const GemmTileEpilogue*, size_t);
 using IndirectTileFn = void (*)(size_t, size_t, const float* const*, const float*, float*, size_t, bool,
                                 const GemmTileEpilogue*, size_t);
+
+using StridedTileFn = void (*)(size_t, size_t, const float* const*, const float*, float*, size_t,
+                               const GemmTileEpilogue*, size_t);
+
+struct StridedTiles {
+  StridedTileFn one[MR + 1], two[MR + 1], full[MR + 1];
+};
+template <size_t S, size_t... R>
+constexpr StridedTiles make_strided_tiles(std::index_sequence<R...>) {
+  return StridedTiles{{nullptr, strided_tile<R + 1, 1, false, S>...},
+               {nullptr, strided_tile<R + 1, 2, false, S>...},
+               {nullptr, strided_tile<R + 1, 2, true, S>...}};
+}
+constexpr auto kStrided1 = make_strided_tiles<1>(std::make_index_sequence<MR>());
+constexpr auto kStrided2 = make_strided_tiles<2>(std::make_index_sequence<MR>());
 
 template <size_t... R>
 constexpr auto make_tiles(std::index_sequence<R...>) {
@@ -155,6 +195,13 @@ void f32_igemm_ukernel(size_t rows, size_t cols, size_t taps, size_t channels, c
   const size_t last = cols % L ? cols % L : L;
   (cols == NR ? kTiles.indirect_full : cols > L ? kTiles.indirect_two : kTiles.indirect_one)[rows](
       taps, channels, a, b, c, ldc, accumulate, ep, last);
+}
+
+void f32_strided_ukernel(size_t rows, size_t cols, size_t taps, size_t tap_length, const float* const* a,
+                         size_t stride, const float* b, float* c, size_t ldc, const GemmTileEpilogue* ep) {
+  const size_t last = cols % L ? cols % L : L;
+  const StridedTiles& table = stride == 1 ? kStrided1 : kStrided2;
+  (cols == NR ? table.full : cols > L ? table.two : table.one)[rows](taps, tap_length, a, b, c, ldc, ep, last);
 }
 
 // Software prefetch 2 KiB ahead with 8 lanes (Zen 3 A/B of 0, 2 and 4 KiB: 2 was best); none with 16
@@ -191,7 +238,7 @@ void f32_gemv_ukernel(size_t m, size_t kc, const float* a, size_t lda, const flo
 
 // The microkernel of this level, named for its tile (f32_gemm_<MR>x<NR>_<isa>).
 inline GemmUkernel f32_gemm_ukernel_of_level(const char* name) {
-  return {f32_gemm_ukernel, MR, NR, name, f32_gemv_ukernel, f32_igemm_ukernel};
+  return {f32_gemm_ukernel, MR, NR, name, f32_gemv_ukernel, f32_igemm_ukernel, f32_strided_ukernel};
 }
 
 }  // namespace WEBNN_KERNEL_ISA

@@ -44,6 +44,16 @@ void igemm(size_t rows, size_t cols, size_t taps, size_t channels, const float* 
   store(acc, rows, cols, c, ldc, accumulate, ep);
 }
 
+void strided(size_t rows, size_t cols, size_t taps, size_t tap_length, const float* const* a, size_t stride,
+             const float* b, float* c, size_t ldc, const GemmTileEpilogue* ep) {
+  float acc[MR][NR] = {};
+  for (size_t t = 0; t < taps; ++t)
+    for (size_t k = 0; k < tap_length; ++k, b += NR)
+      for (size_t i = 0; i < rows; ++i)
+        for (size_t j = 0; j < NR; ++j) acc[i][j] += a[t][i * stride + k] * b[j];
+  store(acc, rows, cols, c, ldc, false, ep);
+}
+
 void gemv(size_t m, size_t kc, const float* a, size_t lda, const float* b, float* c, size_t ldc) {
   for (size_t i = 0; i < m; ++i) {
     float acc[NR] = {};
@@ -55,6 +65,6 @@ void gemv(size_t m, size_t kc, const float* a, size_t lda, const float* b, float
 
 }  // namespace
 
-GemmUkernel f32_gemm_4x16_ref() { return {ukernel, MR, NR, "f32_gemm_4x16_ref", gemv, igemm}; }
+GemmUkernel f32_gemm_4x16_ref() { return {ukernel, MR, NR, "f32_gemm_4x16_ref", gemv, igemm, strided}; }
 
 }  // namespace webnn
