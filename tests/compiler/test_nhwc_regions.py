@@ -155,3 +155,25 @@ def test_single_values_stay_in_the_region(build_twice):
 
     graph = _check(build_twice, make, {"x": x})
     assert _counts(graph) == (6, 1, 1)  # conv, add, clamp, mul, mul, conv
+
+
+def test_one_channel_convolution_follows_but_does_not_seed(build_twice):
+    # YOLO's DFL: a 16 -> 1 convolution over an NCHW tensor stays NCHW (channels-last would fill a
+    # panel of GEMM columns with one, after a transpose of its input); one reading a region's output
+    # follows it.
+    x = RNG.standard_normal((1, 16, 6, 7)).astype(np.float32)
+    w0, w1, w_one = _weights(8, 16, 3, 3), _weights(8, 8, 1, 1), _weights(1, 8, 1, 1)
+    w_dfl = _weights(1, 16, 1, 1)
+
+    def make(b):
+        a = b.input("x", data_type="float32", shape=list(x.shape))
+        y = b.conv2d(b.relu(b.conv2d(a, b.constant(w0), padding=[1, 1, 1, 1])), b.constant(w1))
+        following = b.conv2d(y, b.constant(w_one))
+        dfl = b.conv2d(b.softmax(a, axis=1), b.constant(w_dfl))
+        return b.build({"following": following, "dfl": dfl})
+
+    graph = _check(build_twice, make, {"x": x})
+    converted, entries, exits = _counts(graph)
+    assert (converted, entries) == (4, 1)  # 3 convs and the relu; the image read once channels-last
+    steps = _core.plan_steps(graph)
+    assert steps.count("conv2d") == 3 and steps.index("softmax") < len(steps) - 1

@@ -6,6 +6,7 @@ namespace webnn {
 
 namespace {
 
+
 // Filter dims as (O, I/g, kH, kW) for a layout.
 struct FilterDims {
   uint32_t o, i, h, w;
@@ -166,8 +167,13 @@ const OpDef& conv2d_op() {
       const Conv2dParams params = op.attributes<Conv2dParams>();
       return params.nhwc || is_depthwise(params);
     };
+    // A convolution with one output channel (per group; YOLO's DFL: 16 -> 1) does not start a
+    // channels-last region: in NCHW its output rows are pixels, while channels-last fills a GEMM
+    // panel of 16-32 columns with one, after a transpose of its input (YOLOv8 at 640x640: 386 ->
+    // 80 us). Inside a region it still follows.
     d.nhwc_seed = [](const Node& node, const std::vector<OperandInfo>& operands) {
-      return !OpView(node, operands).attributes<Conv2dParams>().nhwc;
+      const Conv2dParams p = OpView(node, operands).attributes<Conv2dParams>();
+      return !p.nhwc && p.out_channels / p.groups > 1;
     };
     d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
       if (OpView(node, operands).attributes<Conv2dParams>().nhwc) return false;
