@@ -43,7 +43,11 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
   if (mr > kGemmMaxTileRows)
     throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
   const size_t panel_bytes = std::max<size_t>(1, taps * Ig * nr * sizeof(float));
-  const size_t chunk_panels = std::clamp<size_t>(kFilterChunkBytes / panel_bytes, 1, panels);
+  // A filter a little over the chunk size stays one chunk: split, its last chunk would be a narrow
+  // panel whose rows take the activation in calls of a few values (80 channels: 64 + 16).
+  const size_t chunk_panels = panels * panel_bytes <= kFilterChunkBytes * 5 / 4
+                                  ? panels
+                                  : std::clamp<size_t>(kFilterChunkBytes / panel_bytes, 1, panels);
   const size_t chunks = (panels + chunk_panels - 1) / chunk_panels;
   // Enough items for every thread to get several (pool threads take contiguous ranges).
   const size_t threads = size_t(pool->max_threads());
