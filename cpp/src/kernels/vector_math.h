@@ -216,6 +216,10 @@ inline VF gelu(VF x) {
   const VF h = a * a;
   const ExpParts e = exp_parts(h * -0.5f, fma(a, a, -h) * -0.5f);
   const VF half_erfcx = 0.5f * erfcx_wide(a * 0.707106781f);
+  if (__builtin_expect(simd::all_le(ax, 13.0f), 1)) {  // 2^n is normal: one exact multiply scales
+    const VF tail = half_erfcx * e.p * simd::pow2i(e.n);  // Phi(-|x|)
+    return x < 0.0f ? x * half_erfcx * e.p * simd::pow2i(e.n) : x * (1.0f - tail);
+  }
   const VF negative = ax <= 14.5f ? scale(x * half_erfcx * e.p, e.n) : x * 0.0f;
   const VF positive = x * (1.0f - scale(half_erfcx * e.p, e.n));
   return x < 0.0f ? negative : positive;
