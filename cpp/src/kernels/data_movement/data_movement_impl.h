@@ -140,11 +140,10 @@ void fill(void* dst_ptr, const void* value, int64_t count) {
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
 // One row of n >= 32 bytes in 32-byte moves, the last one overlapping the one before.
 inline void copy_row_wide(char* d, const char* s, int64_t n) {
+  typedef uint8_t Bytes32 __attribute__((vector_size(32)));
   int64_t j = 0;
-  for (; j + 32 < n; j += 32)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + j), _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + j)));
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(d + n - 32),
-                      _mm256_loadu_si256(reinterpret_cast<const __m256i*>(s + n - 32)));
+  for (; j + 32 < n; j += 32) simd::store(d + j, simd::load<Bytes32>(s + j));
+  simd::store(d + n - 32, simd::load<Bytes32>(s + n - 32));
 }
 #endif
 
