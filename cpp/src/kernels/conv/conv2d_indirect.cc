@@ -20,7 +20,7 @@ namespace {
 constexpr size_t kFilterChunkBytes = 256 * 1024;
 constexpr size_t kMaxTilesPerItem = 32;
 // The most bytes of A rows copied up front (see copied_once).
-constexpr size_t kCopiedOnceMaxBytes = size_t(32) << 20;
+constexpr size_t kCopiedOnceMaxBytes = size_t(16) << 20;
 
 // `count` zeros that padding taps point at (a thread's own, grown as needed; never freed).
 const float* conv_zero_row(size_t count) {
