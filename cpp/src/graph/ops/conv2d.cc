@@ -6,7 +6,6 @@ namespace webnn {
 
 namespace {
 
-
 // Filter dims as (O, I/g, kH, kW) for a layout.
 struct FilterDims {
   uint32_t o, i, h, w;

@@ -29,21 +29,21 @@ void transpose_scalar(const E* src, E* dst, int64_t rows, int64_t cols, int64_t 
 // loops are unrolled so the blocks stay in registers (GCC kept them on the stack: 3x slower).
 inline void transpose_block(const uint32_t* src, int64_t ss, uint32_t* dst, int64_t ds) {  // 8 x 8
   __m256 r[8], t[8];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) r[j] = _mm256_loadu_ps(reinterpret_cast<const float*>(src + j * ss));
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 8; j += 2) {
     t[j] = _mm256_unpacklo_ps(r[j], r[j + 1]);
     t[j + 1] = _mm256_unpackhi_ps(r[j], r[j + 1]);
   }
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 8; j += 4) {
     r[j] = _mm256_shuffle_ps(t[j], t[j + 2], 0x44);
     r[j + 1] = _mm256_shuffle_ps(t[j], t[j + 2], 0xee);
     r[j + 2] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0x44);
     r[j + 3] = _mm256_shuffle_ps(t[j + 1], t[j + 3], 0xee);
   }
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int i = 0; i < 4; ++i) {
     _mm256_storeu_ps(reinterpret_cast<float*>(dst + i * ds), _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
     _mm256_storeu_ps(reinterpret_cast<float*>(dst + (i + 4) * ds), _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
@@ -51,7 +51,7 @@ inline void transpose_block(const uint32_t* src, int64_t ss, uint32_t* dst, int6
 }
 inline void transpose_block(const uint64_t* src, int64_t ss, uint64_t* dst, int64_t ds) {  // 4 x 4
   __m256d r[4];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 4; ++j) r[j] = _mm256_loadu_pd(reinterpret_cast<const double*>(src + j * ss));
   const __m256d t0 = _mm256_unpacklo_pd(r[0], r[1]), t1 = _mm256_unpackhi_pd(r[0], r[1]);
   const __m256d t2 = _mm256_unpacklo_pd(r[2], r[3]), t3 = _mm256_unpackhi_pd(r[2], r[3]);
@@ -62,21 +62,21 @@ inline void transpose_block(const uint64_t* src, int64_t ss, uint64_t* dst, int6
 }
 inline void transpose_block(const uint16_t* src, int64_t ss, uint16_t* dst, int64_t ds) {  // 8 x 8
   __m128i r[8], t[8];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) r[j] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + j * ss));
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 8; j += 2) {
     t[j] = _mm_unpacklo_epi16(r[j], r[j + 1]);
     t[j + 1] = _mm_unpackhi_epi16(r[j], r[j + 1]);
   }
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 8; j += 4) {  // rows j..j+3 of source, elements 2k and 2k+1 per lane pair
     r[j] = _mm_unpacklo_epi32(t[j], t[j + 2]);
     r[j + 1] = _mm_unpackhi_epi32(t[j], t[j + 2]);
     r[j + 2] = _mm_unpacklo_epi32(t[j + 1], t[j + 3]);
     r[j + 3] = _mm_unpackhi_epi32(t[j + 1], t[j + 3]);
   }
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int k = 0; k < 4; ++k) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 2 * k * ds), _mm_unpacklo_epi64(r[k], r[k + 4]));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + (2 * k + 1) * ds), _mm_unpackhi_epi64(r[k], r[k + 4]));
@@ -84,7 +84,7 @@ inline void transpose_block(const uint16_t* src, int64_t ss, uint16_t* dst, int6
 }
 inline void transpose_block(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t ds) {  // 8 x 8
   __m128i r[8];
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int j = 0; j < 8; ++j) r[j] = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(src + j * ss));
   const __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]), a1 = _mm_unpacklo_epi8(r[2], r[3]);
   const __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]), a3 = _mm_unpacklo_epi8(r[6], r[7]);
@@ -92,7 +92,7 @@ inline void transpose_block(const uint8_t* src, int64_t ss, uint8_t* dst, int64_
   const __m128i b2 = _mm_unpacklo_epi16(a2, a3), b3 = _mm_unpackhi_epi16(a2, a3);
   const __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2), _mm_unpacklo_epi32(b1, b3),
                         _mm_unpackhi_epi32(b1, b3)};
-  #pragma GCC unroll 8
+#pragma GCC unroll 8
   for (int k = 0; k < 4; ++k) {
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + 2 * k * ds), c[k]);
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (2 * k + 1) * ds), _mm_srli_si128(c[k], 8));

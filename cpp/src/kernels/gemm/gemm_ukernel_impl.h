@@ -166,11 +166,11 @@ struct StridedTiles {
 template <size_t S, size_t... R>
 constexpr StridedTiles make_strided_tiles(std::index_sequence<R...>) {
   return StridedTiles{{nullptr, strided_tile<R + 1, 1, false, S>...},
-               {nullptr, strided_tile<R + 1, 2, false, S>...},
-               {nullptr, strided_tile<R + 1, 2, true, S>...}};
+                      {nullptr, strided_tile<R + 1, 2, false, S>...},
+                      {nullptr, strided_tile<R + 1, 2, true, S>...}};
 }
-constexpr auto kStrided1 = make_strided_tiles<1>(std::make_index_sequence<MR>());
-constexpr auto kStrided2 = make_strided_tiles<2>(std::make_index_sequence<MR>());
+constexpr StridedTiles kStrided1 = make_strided_tiles<1>(std::make_index_sequence<MR>());
+constexpr StridedTiles kStrided2 = make_strided_tiles<2>(std::make_index_sequence<MR>());
 
 template <size_t... R>
 constexpr auto make_tiles(std::index_sequence<R...>) {
