@@ -7,8 +7,11 @@ namespace webnn {
 
 namespace {
 
-// The process-wide workers. A region is published by bumping `generation`; the caller and the
-// workers claim its chunk indices (tagged with the generation) until none are left.
+// The process-wide workers. A region is published by bumping `generation`. Its chunks are split into
+// one contiguous range per participant (the caller first, then the helpers): each takes chunks from
+// the front of its own range, then steals from the back of the others'. The same thread thus gets
+// the same share of every region (consecutive ops over one tensor keep its part in that core's
+// cache), and a helper that is late or preempted loses its unstarted chunks to the others.
 class SharedWorkers {
  public:
   static SharedWorkers& instance() {
@@ -16,6 +19,8 @@ class SharedWorkers {
     return *workers;
   }
   int worker_count() const { return int(threads_.size()); }
+  // Range boundaries are 16-bit fields: regions have at most this many chunks.
+  static constexpr size_t kMaxChunks = 0xffff;
 
   bool try_run(size_t chunks, int helpers, const std::function<void(size_t)>& chunk_fn) {
     using Clock = std::chrono::steady_clock;
@@ -27,15 +32,17 @@ class SharedWorkers {
     {
       std::lock_guard<std::mutex> lock(mutex_);
       fn_ = &chunk_fn;
-      chunk_count_ = chunks;
       active_helpers_ = helpers;
       done_chunks_.store(0, std::memory_order_relaxed);
-      generation = generation_.load(std::memory_order_relaxed) + 1;
-      claims_.store(generation << kChunkBits, std::memory_order_release);
+      generation = (generation_.load(std::memory_order_relaxed) + 1) & kGenerationMask;
+      const size_t participants = size_t(helpers) + 1;
+      for (size_t p = 0; p < participants; ++p)
+        ranges_[p].value.store(pack(generation, p * chunks / participants, (p + 1) * chunks / participants),
+                               std::memory_order_relaxed);
       generation_.store(generation, std::memory_order_release);
     }
     cv_.notify_all();
-    const size_t own_chunks = work(&chunk_fn, chunks, generation);
+    const size_t own_chunks = work(0, helpers + 1, &chunk_fn, generation);
     if (done_chunks_.load(std::memory_order_acquire) == chunks) return true;
     // Only chunks a helper has claimed are waited for: a helper that is late (parked, or preempted
     // before it claimed anything) cannot claim this region's chunks once the caller took the last.
@@ -63,21 +70,39 @@ class SharedWorkers {
 
   SharedWorkers() {
     int n = std::max(1u, std::thread::hardware_concurrency()) - 1;
+    ranges_ = std::vector<PaddedRange>(size_t(n) + 1);
     for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
     for (auto& t : threads_) t.detach();
   }
 
-  // Claims chunk indices of region `generation` until none are left; a claim for a region that has
-  // been replaced fails, so `fn` is only called while its region is live. Returns the chunks run.
-  size_t work(const std::function<void(size_t)>* fn, size_t chunks, uint64_t generation) {
+  // A range of one region's chunks: [begin, end) tagged with the region's generation.
+  static uint64_t pack(uint64_t generation, size_t begin, size_t end) {
+    return generation << 32 | uint64_t(begin) << 16 | uint64_t(end);
+  }
+  static uint64_t generation_of(uint64_t range) { return range >> 32; }
+  static size_t begin_of(uint64_t range) { return size_t(range >> 16) & 0xffff; }
+  static size_t end_of(uint64_t range) { return size_t(range) & 0xffff; }
+
+  // Runs chunks of region `generation` as participant `self` of `participants`: its own range front
+  // first, then the others' backs, until none are left. A claim is a compare-and-swap on a range
+  // tagged with the generation, so `fn` is only called while its region is live. Returns the chunks run.
+  size_t work(size_t self, size_t participants, const std::function<void(size_t)>* fn, uint64_t generation) {
     size_t ran = 0;
-    uint64_t claim = claims_.load(std::memory_order_acquire);
-    while ((claim >> kChunkBits) == generation && (claim & kChunkMask) < chunks) {
-      if (!claims_.compare_exchange_weak(claim, claim + 1, std::memory_order_acq_rel)) continue;
-      (*fn)(size_t(claim & kChunkMask));
-      done_chunks_.fetch_add(1, std::memory_order_release);
-      ++ran;
-      claim = claims_.load(std::memory_order_acquire);
+    for (size_t step = 0; step < participants; ++step) {
+      const bool own = step == 0;
+      std::atomic<uint64_t>& range = ranges_[(self + step) % participants].value;
+      uint64_t r = range.load(std::memory_order_acquire);
+      while (generation_of(r) == generation && begin_of(r) < end_of(r)) {
+        const size_t begin = begin_of(r), end = end_of(r);
+        const size_t chunk = own ? begin : end - 1;
+        const uint64_t claimed = own ? pack(generation, begin + 1, end) : pack(generation, begin, end - 1);
+        if (!range.compare_exchange_weak(r, claimed, std::memory_order_acq_rel)) continue;
+        (*fn)(chunk);
+        done_chunks_.fetch_add(1, std::memory_order_release);
+        ++ran;
+        r = range.load(std::memory_order_acquire);
+      }
+      if (generation_of(r) != generation) break;  // the region is over (a later one replaced it)
     }
     return ran;
   }
@@ -86,7 +111,7 @@ class SharedWorkers {
     uint64_t seen = 0;
     for (;;) {
       const std::function<void(size_t)>* fn;
-      size_t chunks;
+      int participants;
       // Spin for the next region (back-to-back kernels, and the gap while the caller reads results
       // between dispatches), then park: waking a parked thread can take a scheduler tick on a VM.
       const auto spin_until = std::chrono::steady_clock::now() + kSpin;
@@ -101,9 +126,9 @@ class SharedWorkers {
         seen = generation = generation_.load();
         if (!fn_ || index >= active_helpers_) continue;
         fn = fn_;
-        chunks = chunk_count_;
+        participants = active_helpers_ + 1;
       }
-      work(fn, chunks, generation);
+      work(size_t(index) + 1, size_t(participants), fn, generation);
     }
   }
 
@@ -112,7 +137,6 @@ class SharedWorkers {
   std::mutex mutex_;
   std::condition_variable cv_;
   const std::function<void(size_t)>* fn_ = nullptr;
-  size_t chunk_count_ = 0;
   int active_helpers_ = 0;
   std::atomic<uint64_t> generation_{0};
   static constexpr std::chrono::microseconds kSpin{2000};
@@ -131,10 +155,12 @@ class SharedWorkers {
     std::this_thread::yield();
 #endif
   }
-  // The live region's generation (high bits) and its next unclaimed chunk (low bits).
-  static constexpr int kChunkBits = 32;
-  static constexpr uint64_t kChunkMask = (uint64_t(1) << kChunkBits) - 1;
-  std::atomic<uint64_t> claims_{0};
+  // Each participant's unclaimed chunks (see pack), one cache line each.
+  struct alignas(64) PaddedRange {
+    std::atomic<uint64_t> value{0};
+  };
+  std::vector<PaddedRange> ranges_;
+  static constexpr uint64_t kGenerationMask = 0xffffffff;
   std::atomic<size_t> done_chunks_{0};
 };
 
@@ -148,14 +174,14 @@ ThreadPool::ThreadPool(int max_threads)
 void ThreadPool::parallel_for(size_t count, size_t grain, const std::function<void(size_t, size_t)>& fn) {
   if (count == 0) return;
   grain = std::max<size_t>(grain, 1);
-  size_t max_chunks = (count + grain - 1) / grain;
+  size_t max_chunks = std::max<size_t>(count / grain, 1);  // every chunk at least `grain`
   size_t threads = std::min<size_t>(size_t(max_threads_), max_chunks);
   if (threads <= 1) {
     fn(0, count);
     return;
   }
   // Few items: one chunk each (dynamic claiming balances them); many: 8 per thread.
-  size_t chunks = max_chunks <= threads * 8 ? max_chunks : threads * 8;
+  size_t chunks = std::min(max_chunks <= threads * 8 ? max_chunks : threads * 8, SharedWorkers::kMaxChunks);
   size_t per_chunk = (count + chunks - 1) / chunks;
   chunks = (count + per_chunk - 1) / per_chunk;
   std::function<void(size_t)> chunk_fn = [&](size_t c) {
