@@ -123,15 +123,17 @@ void check_igemm(const GemmUkernel& uk, size_t rows, size_t cols, size_t taps, s
 }
 
 void sweep_ukernel(const GemmUkernel& uk, std::mt19937& rng) {
-  const size_t nr = uk.nr, half = nr / 2;
-  std::vector<size_t> cols = {1, half - 1, half, half + 1, nr - 1, nr};
+  // Column counts at each tile shape's edges: one vector, two, the full tile, and a last vector of
+  // at most a quarter tile (computed at half width where the level does that).
+  const size_t nr = uk.nr, half = nr / 2, quarter = nr / 4;
+  std::vector<size_t> cols = {1, quarter, quarter + 1, half - 1, half, half + 1, half + quarter, half + quarter + 1, nr - 1, nr};
   for (size_t rows = 1; rows <= uk.mr; ++rows)
     for (size_t c : cols)
       for (size_t kc : {size_t(1), size_t(2), size_t(17)})
         for (bool accumulate : {false, true}) check_ukernel(uk, {rows, c, kc, accumulate, Bias::kNone, false, false}, rng);
   // Epilogues on the full tile and the smallest and a ragged edge tile.
   for (size_t rows : {size_t(1), uk.mr - 1, uk.mr})
-    for (size_t c : {size_t(1), half + 1, nr})
+    for (size_t c : {size_t(1), half + 1, half + quarter, nr})
       for (Bias bias : {Bias::kNone, Bias::kColumn, Bias::kRow})
         for (bool residual : {false, true})
           for (bool clamp : {false, true})
