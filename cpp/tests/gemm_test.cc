@@ -123,8 +123,8 @@ void check_igemm(const GemmUkernel& uk, size_t rows, size_t cols, size_t taps, s
 }
 
 void sweep_ukernel(const GemmUkernel& uk, std::mt19937& rng) {
-  // Column counts at each tile shape's edges: one vector, two, the full tile, and a last vector of
-  // at most a quarter tile (computed at half width where the level does that).
+  // Column counts at each tile shape's edges: one vector, two, the full tile, and last vectors of a
+  // quarter tile and one more.
   const size_t nr = uk.nr, half = nr / 2, quarter = nr / 4;
   std::vector<size_t> cols = {1, quarter, quarter + 1, half - 1, half, half + 1, half + quarter, half + quarter + 1, nr - 1, nr};
   for (size_t rows = 1; rows <= uk.mr; ++rows)

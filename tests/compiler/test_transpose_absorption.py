@@ -116,7 +116,7 @@ def test_float16_stem_keeps_its_transpose(build_twice):
 # The step reads the image through the strided microkernel at strides 1 and 2 (a tile's pixels one
 # or two floats apart in each padded row; one pointer per tap), else through the indirect one:
 # ragged pixel tiles, 16 / 24 / 40 / 64 output channels (one vector, one and a half, a panel and a
-# quarter, two panels: the AVX-512 tiles with a half-width last vector at 24 and 40), dilation.
+# quarter, two panels), dilation.
 @pytest.mark.parametrize("stride", [1, 2, 3])
 @pytest.mark.parametrize("channels, dilation", [(16, 1), (24, 1), (40, 1), (64, 2)])
 def test_stem_tiles_strides_and_dilations(build_twice, stride, channels, dilation):

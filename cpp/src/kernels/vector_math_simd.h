@@ -98,14 +98,6 @@ inline Mask first_lanes(size_t n) { return n < kLanes ? Mask((1u << n) - 1) : al
 inline VF load(const float* p, Mask m) { return VF(_mm512_maskz_loadu_ps(m, p)); }
 inline void store(float* p, VF v, Mask m) { _mm512_mask_storeu_ps(p, m, __m512(v)); }
 inline VF load_aligned(const float* p) { return VF(_mm512_load_ps(p)); }  // 64-byte aligned p
-// Half-width vectors (narrow GEMM columns): a vector's low lanes (free), back to full width (upper
-// lanes zero), FMA and aligned load.
-inline VFHalf narrow(VF v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3, 4, 5, 6, 7); }
-inline VF widen(VFHalf h) {
-  return __builtin_shufflevector(h, VFHalf{}, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
-}
-inline VFHalf fma(VFHalf a, VFHalf b, VFHalf c) { return VFHalf(_mm256_fmadd_ps(__m256(a), __m256(b), __m256(c))); }
-inline VFHalf load_aligned_narrow(const float* p) { return VFHalf(_mm256_load_ps(p)); }  // 32-byte aligned p
 // v clamped to [lo, hi]; the operand order keeps NaN.
 inline VF clamp(VF v, VF lo, VF hi) {
   const __mmask16 all = 0xffff;
@@ -149,10 +141,6 @@ inline Mask first_lanes(size_t n) {
 inline VF load(const float* p, Mask m) { return VF(_mm256_maskload_ps(p, m)); }
 inline void store(float* p, VF v, Mask m) { _mm256_maskstore_ps(p, m, __m256(v)); }
 inline VF load_aligned(const float* p) { return VF(_mm256_load_ps(p)); }  // 32-byte aligned p
-inline VFHalf narrow(VF v) { return __builtin_shufflevector(v, v, 0, 1, 2, 3); }
-inline VF widen(VFHalf h) { return __builtin_shufflevector(h, VFHalf{}, 0, 1, 2, 3, 4, 5, 6, 7); }
-inline VFHalf fma(VFHalf a, VFHalf b, VFHalf c) { return VFHalf(_mm_fmadd_ps(__m128(a), __m128(b), __m128(c))); }
-inline VFHalf load_aligned_narrow(const float* p) { return VFHalf(_mm_load_ps(p)); }  // 16-byte aligned p
 inline VF clamp(VF v, VF lo, VF hi) { return VF(_mm256_min_ps(__m256(hi), _mm256_max_ps(__m256(lo), __m256(v)))); }
 inline VI widen_u8(const uint8_t* p) {
   return VI(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));

@@ -26,53 +26,16 @@ namespace {
 
 constexpr size_t MR = kGemmMr, NR = kGemmNr, L = simd::kLanes;
 
-// A tile's accumulators: R rows of V vectors. With Narrow, the last vector of each row holds at most
-// L/2 columns and is computed at half width (`tail`): with 16 lanes a 256-bit FMA, which Zen 4 runs in
-// half the time of a 512-bit one (masked or not) and Zen 5 in the same time.
-constexpr bool kNarrowTails = L == 16;
-template <size_t R, size_t V, bool Narrow>
-struct TileAcc {
-  static constexpr size_t W = Narrow ? V - 1 : V;  // full-width vectors per row
-  VF wide[R][W ? W : 1];
-  simd::VFHalf tail[R];
-};
-// One k's B vectors for such a tile.
-template <size_t V, bool Narrow>
-struct TileB {
-  static constexpr size_t W = Narrow ? V - 1 : V;
-  VF wide[W ? W : 1];
-  simd::VFHalf tail;
-};
-
-template <size_t V, bool Narrow>
-__attribute__((always_inline)) inline TileB<V, Narrow> load_b(const float* b) {
-  TileB<V, Narrow> bv;
-#pragma GCC unroll 4
-  for (size_t v = 0; v < bv.W; ++v) bv.wide[v] = simd::load_aligned(b + L * v);
-  if constexpr (Narrow) bv.tail = simd::load_aligned_narrow(b + L * bv.W);
-  return bv;
-}
-
-// Row i += a (broadcast) * B.
-template <size_t R, size_t V, bool Narrow>
-__attribute__((always_inline)) inline void fma_row(TileAcc<R, V, Narrow>& acc, size_t i, VF a,
-                                                   const TileB<V, Narrow>& bv) {
-#pragma GCC unroll 4
-  for (size_t v = 0; v < acc.W; ++v) acc.wide[i][v] = simd::fma(a, bv.wide[v], acc.wide[i][v]);
-  if constexpr (Narrow) acc.tail[i] = simd::fma(simd::narrow(a), bv.tail, acc.tail[i]);
-}
-
 // Zeroes the accumulators; C's rows are far apart (cache misses): they are fetched for writing while
 // the K loop runs.
-template <size_t R, size_t V, bool Narrow>
-__attribute__((always_inline)) inline void start_tile(TileAcc<R, V, Narrow>& acc, float* c, size_t ldc) {
+template <size_t R, size_t V>
+__attribute__((always_inline)) inline void start_tile(VF (&acc)[R][V], float* c, size_t ldc) {
 #pragma GCC unroll 16
   for (size_t i = 0; i < R; ++i) {
     __builtin_prefetch(c + i * ldc, 1);
     __builtin_prefetch(c + i * ldc + V * L - 1, 1);
 #pragma GCC unroll 4
-    for (size_t v = 0; v < acc.W; ++v) acc.wide[i][v] = simd::splat(0.0f);
-    if constexpr (Narrow) acc.tail[i] = simd::VFHalf{};
+    for (size_t v = 0; v < V; ++v) acc[i][v] = simd::splat(0.0f);
   }
 }
 
@@ -83,8 +46,8 @@ __attribute__((always_inline)) inline void start_tile(TileAcc<R, V, Narrow>& acc
 // element: an absent bias adds -0.0 and an absent clamp is [-inf, inf], both exact identities (NaN
 // and -0.0 pass through). Only adding C (later K blocks) and a residual are chosen per tile.
 template <size_t R, size_t V, bool Full>
-__attribute__((always_inline)) inline void store_vectors(VF (&acc)[R][V], float* c, size_t ldc, bool accumulate,
-                                                         const GemmTileEpilogue* ep, size_t last_lanes) {
+__attribute__((always_inline)) inline void store_tile(VF (&acc)[R][V], float* c, size_t ldc, bool accumulate,
+                                                      const GemmTileEpilogue* ep, size_t last_lanes) {
   const simd::Mask last = simd::first_lanes(last_lanes);
   const auto whole = [&](size_t v) { return Full || v + 1 < V || last_lanes == L; };
   const GemmTileEpilogue e = ep ? *ep : GemmTileEpilogue{nullptr, false, -__builtin_inff(), __builtin_inff(), nullptr, 0};
@@ -121,54 +84,45 @@ __attribute__((always_inline)) inline void store_vectors(VF (&acc)[R][V], float*
   else e.residual ? finish(no{}, yes{}) : finish(no{}, no{});
 }
 
-template <size_t R, size_t V, bool Full, bool Narrow>
-__attribute__((always_inline)) inline void store_tile(TileAcc<R, V, Narrow>& acc, float* c, size_t ldc,
-                                                      bool accumulate, const GemmTileEpilogue* ep, size_t last_lanes) {
-  if constexpr (!Narrow) {
-    store_vectors<R, V, Full>(acc.wide, c, ldc, accumulate, ep, last_lanes);
-  } else {
-    VF rows[R][V];
-#pragma GCC unroll 16
-    for (size_t i = 0; i < R; ++i) {
-#pragma GCC unroll 4
-      for (size_t v = 0; v < acc.W; ++v) rows[i][v] = acc.wide[i][v];
-      rows[i][V - 1] = simd::widen(acc.tail[i]);
-    }
-    store_vectors<R, V, false>(rows, c, ldc, accumulate, ep, last_lanes);
-  }
-}
-
 // R rows x V vectors of columns from a packed A panel ([kc][MR]) and B panel ([kc][NR]).
-template <size_t R, size_t V, bool Full, bool Narrow>
+template <size_t R, size_t V, bool Full>
 // No vector parameter: GCC then ends the function with vzeroupper, which the baseline (SSE) driver
 // code it returns to needs (dirty upper halves made that code twice as slow on Zen 3).
 void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
           const GemmTileEpilogue* ep, size_t last_lanes) {
-  TileAcc<R, V, Narrow> acc;
-  start_tile(acc, c, ldc);
+  VF acc[R][V];
+  start_tile<R, V>(acc, c, ldc);
   for (size_t k = 0; k < kc; ++k, a += MR, b += NR) {
-    const TileB<V, Narrow> bv = load_b<V, Narrow>(b);
+    VF bv[V];
+    for (size_t v = 0; v < V; ++v) bv[v] = simd::load_aligned(b + L * v);
 #pragma GCC unroll 16
-    for (size_t i = 0; i < R; ++i) fma_row(acc, i, simd::splat(a[i]), bv);
+    for (size_t i = 0; i < R; ++i) {
+      const VF ai = simd::splat(a[i]);
+      for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
+    }
   }
   store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, last_lanes);
 }
 
 // The indirect tile: A's rows are read in place, `taps` times `channels` values each: for tap t, row
 // i's values are a[t * MR + i][0, channels). B is packed [taps * channels][NR].
-template <size_t R, size_t V, bool Full, bool Narrow>
+template <size_t R, size_t V, bool Full>
 void indirect_tile(size_t taps, size_t channels, const float* const* a, const float* b, float* c, size_t ldc,
                    bool accumulate, const GemmTileEpilogue* ep, size_t last_lanes) {
-  TileAcc<R, V, Narrow> acc;
-  start_tile(acc, c, ldc);
+  VF acc[R][V];
+  start_tile<R, V>(acc, c, ldc);
   for (size_t t = 0; t < taps; ++t, a += MR) {
     const float* rows[R];
 #pragma GCC unroll 16
     for (size_t i = 0; i < R; ++i) rows[i] = a[i];
     for (size_t k = 0; k < channels; ++k, b += NR) {
-      const TileB<V, Narrow> bv = load_b<V, Narrow>(b);
+      VF bv[V];
+      for (size_t v = 0; v < V; ++v) bv[v] = simd::load_aligned(b + L * v);
 #pragma GCC unroll 16
-      for (size_t i = 0; i < R; ++i) fma_row(acc, i, simd::splat(rows[i][k]), bv);
+      for (size_t i = 0; i < R; ++i) {
+        const VF ai = simd::splat(rows[i][k]);
+        for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
+      }
     }
   }
   store_tile<R, V, Full>(acc, c, ldc, accumulate, ep, last_lanes);
@@ -176,20 +130,24 @@ void indirect_tile(size_t taps, size_t channels, const float* const* a, const fl
 
 // The strided tile: for tap t, row i's values are a[t][i * S + k], k < tap_length (S is 1 or 2: the
 // broadcasts address one register with constant offsets, no row pointers).
-template <size_t R, size_t V, bool Full, bool Narrow, size_t S>
+template <size_t R, size_t V, bool Full, size_t S>
 void strided_tile(size_t taps, size_t tap_length, const float* const* a, const float* b, float* c, size_t ldc,
                   const GemmTileEpilogue* ep, size_t last_lanes) {
-  TileAcc<R, V, Narrow> acc;
-  start_tile(acc, c, ldc);
+  VF acc[R][V];
+  start_tile<R, V>(acc, c, ldc);
   for (size_t t = 0; t < taps; ++t) {
     for (size_t k = 0; k < tap_length; ++k, b += NR) {
       // Opaque to the compiler: row i at k + S is row i + 1 at k, and GCC would otherwise keep
       // those broadcasts across iterations, spilled to the stack, instead of loading them again.
       const float* row = a[t] + k;
       __asm__("" : "+r"(row));
-      const TileB<V, Narrow> bv = load_b<V, Narrow>(b);
+      VF bv[V];
+      for (size_t v = 0; v < V; ++v) bv[v] = simd::load_aligned(b + L * v);
 #pragma GCC unroll 16
-      for (size_t i = 0; i < R; ++i) fma_row(acc, i, simd::splat(row[i * S]), bv);
+      for (size_t i = 0; i < R; ++i) {
+        const VF ai = simd::splat(row[i * S]);
+        for (size_t v = 0; v < V; ++v) acc[i][v] = simd::fma(ai, bv[v], acc[i][v]);
+      }
     }
   }
   store_tile<R, V, Full>(acc, c, ldc, false, ep, last_lanes);
@@ -202,23 +160,14 @@ using IndirectTileFn = void (*)(size_t, size_t, const float* const*, const float
 using StridedTileFn = void (*)(size_t, size_t, const float* const*, const float*, float*, size_t,
                                const GemmTileEpilogue*, size_t);
 
-// The tile tables' rows: by column count (see tile_shape), then by row count.
-enum TileShape { kOneVector, kTwoVectors, kFullTile, kOneNarrow, kTwoNarrow, kTileShapes };
-inline TileShape tile_shape(size_t cols) {
-  const bool narrow = kNarrowTails && cols % L != 0 && cols % L <= L / 2;
-  return cols == NR ? kFullTile : cols > L ? (narrow ? kTwoNarrow : kTwoVectors) : (narrow ? kOneNarrow : kOneVector);
-}
-
 struct StridedTiles {
-  StridedTileFn by_shape[kTileShapes][MR + 1];
+  StridedTileFn one[MR + 1], two[MR + 1], full[MR + 1];
 };
 template <size_t S, size_t... R>
 constexpr StridedTiles make_strided_tiles(std::index_sequence<R...>) {
-  return StridedTiles{{{nullptr, strided_tile<R + 1, 1, false, false, S>...},
-                       {nullptr, strided_tile<R + 1, 2, false, false, S>...},
-                       {nullptr, strided_tile<R + 1, 2, true, false, S>...},
-                       {nullptr, strided_tile<R + 1, 1, false, kNarrowTails, S>...},
-                       {nullptr, strided_tile<R + 1, 2, false, kNarrowTails, S>...}}};
+  return StridedTiles{{nullptr, strided_tile<R + 1, 1, false, S>...},
+                      {nullptr, strided_tile<R + 1, 2, false, S>...},
+                      {nullptr, strided_tile<R + 1, 2, true, S>...}};
 }
 constexpr StridedTiles kStrided1 = make_strided_tiles<1>(std::make_index_sequence<MR>());
 constexpr StridedTiles kStrided2 = make_strided_tiles<2>(std::make_index_sequence<MR>());
@@ -226,39 +175,33 @@ constexpr StridedTiles kStrided2 = make_strided_tiles<2>(std::make_index_sequenc
 template <size_t... R>
 constexpr auto make_tiles(std::index_sequence<R...>) {
   struct Table {
-    TileFn direct[kTileShapes][MR + 1];
-    IndirectTileFn indirect[kTileShapes][MR + 1];
+    TileFn one[MR + 1], two[MR + 1], full[MR + 1];
+    IndirectTileFn indirect_one[MR + 1], indirect_two[MR + 1], indirect_full[MR + 1];
   };
-  return Table{{{nullptr, tile<R + 1, 1, false, false>...},
-                {nullptr, tile<R + 1, 2, false, false>...},
-                {nullptr, tile<R + 1, 2, true, false>...},
-                {nullptr, tile<R + 1, 1, false, kNarrowTails>...},
-                {nullptr, tile<R + 1, 2, false, kNarrowTails>...}},
-               {{nullptr, indirect_tile<R + 1, 1, false, false>...},
-                {nullptr, indirect_tile<R + 1, 2, false, false>...},
-                {nullptr, indirect_tile<R + 1, 2, true, false>...},
-                {nullptr, indirect_tile<R + 1, 1, false, kNarrowTails>...},
-                {nullptr, indirect_tile<R + 1, 2, false, kNarrowTails>...}}};
+  return Table{{nullptr, tile<R + 1, 1, false>...},          {nullptr, tile<R + 1, 2, false>...},
+               {nullptr, tile<R + 1, 2, true>...},           {nullptr, indirect_tile<R + 1, 1, false>...},
+               {nullptr, indirect_tile<R + 1, 2, false>...}, {nullptr, indirect_tile<R + 1, 2, true>...}};
 }
 constexpr auto kTiles = make_tiles(std::make_index_sequence<MR>());
 
 void f32_gemm_ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b, float* c, size_t ldc,
                       bool accumulate, const GemmTileEpilogue* ep) {
   const size_t last = cols % L ? cols % L : L;
-  kTiles.direct[tile_shape(cols)][rows](kc, a, b, c, ldc, accumulate, ep, last);
+  (cols == NR ? kTiles.full : cols > L ? kTiles.two : kTiles.one)[rows](kc, a, b, c, ldc, accumulate, ep, last);
 }
 
 void f32_igemm_ukernel(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a,
                        const float* b, float* c, size_t ldc, bool accumulate, const GemmTileEpilogue* ep) {
   const size_t last = cols % L ? cols % L : L;
-  kTiles.indirect[tile_shape(cols)][rows](taps, channels, a, b, c, ldc, accumulate, ep, last);
+  (cols == NR ? kTiles.indirect_full : cols > L ? kTiles.indirect_two : kTiles.indirect_one)[rows](
+      taps, channels, a, b, c, ldc, accumulate, ep, last);
 }
 
 void f32_strided_ukernel(size_t rows, size_t cols, size_t taps, size_t tap_length, const float* const* a,
                          size_t stride, const float* b, float* c, size_t ldc, const GemmTileEpilogue* ep) {
   const size_t last = cols % L ? cols % L : L;
   const StridedTiles& table = stride == 1 ? kStrided1 : kStrided2;
-  table.by_shape[tile_shape(cols)][rows](taps, tap_length, a, b, c, ldc, ep, last);
+  (cols == NR ? table.full : cols > L ? table.two : table.one)[rows](taps, tap_length, a, b, c, ldc, ep, last);
 }
 
 // Software prefetch 2 KiB ahead with 8 lanes (Zen 3 A/B of 0, 2 and 4 KiB: 2 was best); none with 16
