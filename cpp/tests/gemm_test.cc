@@ -126,7 +126,8 @@ void sweep_ukernel(const GemmUkernel& uk, std::mt19937& rng) {
   // Column counts at each tile shape's edges: one vector, two, the full tile, and last vectors of a
   // quarter tile and one more.
   const size_t nr = uk.nr, half = nr / 2, quarter = nr / 4;
-  std::vector<size_t> cols = {1, quarter, quarter + 1, half - 1, half, half + 1, half + quarter, half + quarter + 1, nr - 1, nr};
+  std::vector<size_t> cols = {1, quarter, quarter + 1, half - 1, half,
+                              half + 1, half + quarter, half + quarter + 1, nr - 1, nr};
   for (size_t rows = 1; rows <= uk.mr; ++rows)
     for (size_t c : cols)
       for (size_t kc : {size_t(1), size_t(2), size_t(17)})
