@@ -68,9 +68,8 @@ class SharedWorkers {
     solo_time_ = std::min(solo_time_ * 2, kLongestSolo);
   }
 
-  SharedWorkers() {
-    int n = std::max(1u, std::thread::hardware_concurrency()) - 1;
-    ranges_ = std::vector<PaddedRange>(size_t(n) + 1);
+  SharedWorkers() : ranges_(std::max(1u, std::thread::hardware_concurrency())) {
+    const int n = int(ranges_.size()) - 1;  // the caller takes part too
     for (int i = 0; i < n; ++i) threads_.emplace_back([this, i] { loop(i); });
     for (auto& t : threads_) t.detach();
   }
@@ -80,8 +79,8 @@ class SharedWorkers {
     return generation << 32 | uint64_t(begin) << 16 | uint64_t(end);
   }
   static uint64_t generation_of(uint64_t range) { return range >> 32; }
-  static size_t begin_of(uint64_t range) { return size_t(range >> 16) & 0xffff; }
-  static size_t end_of(uint64_t range) { return size_t(range) & 0xffff; }
+  static size_t begin_of(uint64_t range) { return size_t(range >> 16) & kMaxChunks; }
+  static size_t end_of(uint64_t range) { return size_t(range) & kMaxChunks; }
 
   // Runs chunks of region `generation` as participant `self` of `participants`: its own range front
   // first, then the others' backs, until none are left. A claim is a compare-and-swap on a range
