@@ -5,8 +5,8 @@ import numpy as np
 import webnn
 from webnn import _core
 
-PIPELINE = ["batch_split", "dead_code", "constant_folding", "op_recognition", "transpose_folding", "scale_folding", "dead_code",
-            "nhwc_regions", "epilogue_fusion", "transpose_absorption", "layout", "lowering", "copy_elision", "in_place", "memory_plan"]
+PIPELINE = ["batch_split", "dead_code", "constant_folding", "op_recognition", "transpose_folding", "scale_folding",
+            "attention_fusion", "dead_code", "nhwc_regions", "epilogue_fusion", "transpose_absorption", "layout", "lowering", "copy_elision", "in_place", "memory_plan"]
 
 
 def _residual_graph(builder, w, shift):

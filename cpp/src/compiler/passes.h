@@ -46,6 +46,10 @@ void fuse_epilogues(CompileState& state);
 // Runs a transpose into channels-last inside the step of its only reader when that op's kernel can
 // read the untransposed input (OpDef::absorbs_input_transpose; NodeFusion::untransposed_input).
 void absorb_transposes(CompileState& state);
+// Fuses matmul(softmax(matmul(Q, Kt) [/ or * a scalar constant] [+ mask]), V) into one attention
+// node (graph/ops/attention.cc), reading transposes of Q, Kt, V in place. Needs remove_dead_code
+// after it.
+void fuse_attention(CompileState& state);
 // Lets each node whose kernel can lay out its work more than one way choose, from the active
 // kernels (OpDef::assign_layout: an NCHW conv2d's GEMM orientation).
 void assign_layouts(CompileState& state);

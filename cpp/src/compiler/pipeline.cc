@@ -22,6 +22,7 @@ const Pass kPipeline[] = {
     {"op_recognition", recognize_ops, true},
     {"transpose_folding", fold_transposes, true},
     {"scale_folding", fold_scales, true},
+    {"attention_fusion", fuse_attention, true},
     {"dead_code", remove_dead_code, false},  // what folding left unread
     {"nhwc_regions", convert_to_nhwc, true},
     {"epilogue_fusion", fuse_epilogues, true},

@@ -286,4 +286,7 @@ bool to_nhwc_along_axis(Node& node, const std::vector<OperandInfo>& operands);
 const std::vector<const OpDef*>& all_ops();
 const OpDef* find_op(const std::string& name);
 
+// Ops the compiler creates from patterns of builder ops (no builder method, not in the registry).
+const OpDef& attention_op();  // graph/ops/attention.cc
+
 }  // namespace webnn
