@@ -208,6 +208,22 @@ def test_softmax_extremes(builder):
     assert np.isnan(actual[1:]).all()
 
 
+def test_softmax_rows_in_blocks_stay_apart(context):
+    # Last-axis rows run in blocks of 16 (each pass over the whole block): rows with NaN, inf, -inf
+    # and huge values among ordinary ones, across block boundaries, affect only themselves.
+    for shape in ([37, 21], [40, 128], [17, 5]):
+        x = random_array("float32", shape, -10, 10)
+        x[3, 2], x[15, 0], x[16, 1], x[-1, -1] = np.nan, np.inf, -np.inf, 3e38
+        x[5, :] = -np.inf
+        actual = compute(webnn.MLGraphBuilder(context), "softmax", x, 1)
+        with np.errstate(invalid="ignore"):
+            want = softmax_reference(x, 1)
+        assert np.isnan(actual[[3, 5, 15]]).all()
+        keep = np.ones(shape[0], bool)
+        keep[[3, 5, 15]] = False
+        check_close(actual[keep], want[keep], "float32")
+
+
 # ---------------------------------------------------------------- cumulativeSum
 def cumsum_reference(x, axis, exclusive, reversed_):
     v = x if x.dtype.kind in "iu" else x.astype(np.float64)

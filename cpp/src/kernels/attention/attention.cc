@@ -56,7 +56,7 @@ Kernel make_attention_kernel(const AttentionParams& params) {
     float* const out = static_cast<float*>(args.outputs[0]);
     if (p.batch == 0 || p.queries == 0 || p.value_depth == 0) return;
     const GemmUkernel uk = kernel_table().gemm_f32;
-    const SoftmaxRowFn softmax = kernel_table().reduce->softmax_row(DataType::kFloat32);
+    const SoftmaxRowsFn softmax = kernel_table().reduce->softmax_rows(DataType::kFloat32);
     const size_t mr = uk.mr, nr = uk.nr;
     if (mr > kGemmMaxTileRows)
       throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
@@ -111,10 +111,8 @@ Kernel make_attention_kernel(const AttentionParams& params) {
             uk.igemm(count, cols, 1, p.depth, rows, packed_keys + panel * p.depth * nr, scores + n0, score_ld, false,
                      m ? &ep : nullptr);
           }
-          for (size_t i = 0; i < count; ++i) {
-            softmax(scores + i * score_ld, scores + i * score_ld, p.keys);
-            rows[i] = scores + i * score_ld;
-          }
+          softmax(scores, scores, count, p.keys, score_ld);
+          for (size_t i = 0; i < count; ++i) rows[i] = scores + i * score_ld;
           for (size_t panel = 0; panel < value_panels; ++panel) {
             const size_t n0 = panel * nr, cols = std::min(nr, p.value_depth - n0);
             uk.igemm(count, cols, 1, p.keys, rows, packed_values + panel * p.keys * nr, o + row0 * p.value_depth + n0,

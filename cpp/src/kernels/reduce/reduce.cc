@@ -313,14 +313,14 @@ Kernel arg_min_max_kernel(bool is_max, AxisSplit split) {
 
 Kernel softmax_kernel(DataType type, AxisSplit split) {
   if (split.inner == 1) {  // contiguous rows along the axis
-    const SoftmaxRowFn row = kernel_table().reduce->softmax_row(type);
+    const SoftmaxRowsFn rows = kernel_table().reduce->softmax_rows(type);
     const size_t size = data_type_size(type);
-    return [row, split, size](const KernelArgs& args) {
+    return [rows, split, size](const KernelArgs& args) {
       const char* input = static_cast<const char*>(args.inputs[0]);
       char* output = static_cast<char*>(args.outputs[0]);
       const size_t axis = split.axis;
       args.pool->parallel_for(split.outer, std::max<size_t>(1, kElementGrain / axis), [&](size_t begin, size_t end) {
-        for (size_t o = begin; o < end; ++o) row(input + o * axis * size, output + o * axis * size, axis);
+        rows(input + begin * axis * size, output + begin * axis * size, end - begin, axis, axis);
       });
     };
   }

@@ -115,8 +115,8 @@ using SumColumnsFn = void (*)(const void* in, size_t rows, size_t stride, size_t
 using ExtremeRowFn = float (*)(const void* in, size_t count);
 // acc[k] = the maximum (minimum) of acc[k] and in[j * stride + k] over j < rows, for k < width.
 using ExtremeColumnsFn = void (*)(const void* in, size_t rows, size_t stride, size_t width, float* acc);
-// softmax of in[0, count) into out[0, count).
-using SoftmaxRowFn = void (*)(const void* in, void* out, size_t count);
+// softmax of `rows` rows of in[0, count), `stride` elements apart, into the same places of out.
+using SoftmaxRowsFn = void (*)(const void* in, void* out, size_t rows, size_t count, size_t stride);
 // softmax along each column k < width of the rows j < rows (elements j * stride + k).
 using SoftmaxColumnsFn = void (*)(const void* in, void* out, size_t rows, size_t stride, size_t width);
 struct ReduceLoops {
@@ -124,7 +124,7 @@ struct ReduceLoops {
   SumColumnsFn (*sum_columns)(SumMap map, DataType type);
   ExtremeRowFn (*extreme_row)(bool is_max, DataType type);
   ExtremeColumnsFn (*extreme_columns)(bool is_max, DataType type);
-  SoftmaxRowFn (*softmax_row)(DataType type);
+  SoftmaxRowsFn (*softmax_rows)(DataType type);
   SoftmaxColumnsFn (*softmax_columns)(DataType type);
 };
 const ReduceLoops& reduce_loops_ref();

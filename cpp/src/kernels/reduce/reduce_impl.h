@@ -93,6 +93,36 @@ void softmax_row_loop(const void* in_ptr, void* out_ptr, size_t count) {
   }
 }
 
+// softmax of `rows` rows of `count` elements, `stride` apart (in place allowed). Float32 rows go in
+// blocks, each pass over every row of the block before the next: a short row's exponentials form
+// one dependency chain ending in its sum, and rows taken one at a time left the core waiting on it.
+template <class T>
+void softmax_rows_loop(const void* in_ptr, void* out_ptr, size_t rows, size_t count, size_t stride) {
+  const T* in = static_cast<const T*>(in_ptr);
+  T* out = static_cast<T*>(out_ptr);
+  if constexpr (!std::is_same_v<T, float>) {
+    for (size_t r = 0; r < rows; ++r) softmax_row_loop<T>(in + r * stride, out + r * stride, count);
+  } else {
+    constexpr size_t kBlock = 16;
+    float max[kBlock], scale[kBlock];
+    for (size_t r0 = 0; r0 < rows; r0 += kBlock) {
+      const size_t block = min_size(kBlock, rows - r0);
+      const T* block_in = in + r0 * stride;
+      T* block_out = out + r0 * stride;
+      for (size_t r = 0; r < block; ++r) max[r] = extreme_row<true>(block_in + r * stride, count);
+      for (size_t r = 0; r < block; ++r)
+        scale[r] = 1.0f / exp_sum_row(block_in + r * stride, block_out + r * stride, count, splat_lanes(max[r]));
+      for (size_t r = 0; r < block; ++r) {
+        T* row = block_out + r * stride;
+        const Lanes factor = splat_lanes(scale[r]);
+        size_t i = 0;
+        for (; i + kWidth <= count; i += kWidth) store_lanes(row + i, load_lanes(row + i) * factor);
+        if (i < count) store_lanes(row + i, load_lanes(row + i, count - i) * factor, count - i);
+      }
+    }
+  }
+}
+
 constexpr size_t kSoftmaxTile = 256;  // columns whose statistics live on the stack
 
 template <class T>
@@ -164,16 +194,16 @@ ExtremeColumnsFn extreme_columns_fn(bool is_max, DataType type) {
   });
 }
 
-SoftmaxRowFn softmax_row_fn(DataType type) {
-  return for_float_type(type, [](auto t) -> SoftmaxRowFn { return softmax_row_loop<decltype(t)>; });
+SoftmaxRowsFn softmax_rows_fn(DataType type) {
+  return for_float_type(type, [](auto t) -> SoftmaxRowsFn { return softmax_rows_loop<decltype(t)>; });
 }
 
 SoftmaxColumnsFn softmax_columns_fn(DataType type) {
   return for_float_type(type, [](auto t) -> SoftmaxColumnsFn { return softmax_columns_loop<decltype(t)>; });
 }
 
-constexpr ReduceLoops kReduceLoops = {sum_row_fn,     sum_columns_fn, extreme_row_fn,
-                                      extreme_columns_fn, softmax_row_fn, softmax_columns_fn};
+constexpr ReduceLoops kReduceLoops = {sum_row_fn,     sum_columns_fn, extreme_row_fn,     extreme_columns_fn,
+                                      softmax_rows_fn, softmax_columns_fn};
 
 }  // namespace
 }  // namespace WEBNN_KERNEL_ISA
