@@ -34,9 +34,13 @@ def build_twice(context, monkeypatch):
     make(builder) on a fresh builder."""
     def build(make, pass_name):
         graph = make(webnn.MLGraphBuilder(context))
-        monkeypatch.setenv("WEBNN_DISABLE_PASSES", pass_name)
+        disabled = os.environ.get("WEBNN_DISABLE_PASSES")  # what the test disabled for both
+        monkeypatch.setenv("WEBNN_DISABLE_PASSES", f"{disabled},{pass_name}" if disabled else pass_name)
         plain = make(webnn.MLGraphBuilder(context))
-        monkeypatch.delenv("WEBNN_DISABLE_PASSES")
+        if disabled:
+            monkeypatch.setenv("WEBNN_DISABLE_PASSES", disabled)
+        else:
+            monkeypatch.delenv("WEBNN_DISABLE_PASSES")
         return graph, plain
     return build
 

@@ -184,9 +184,10 @@ def _conv_then(b, then):
     # the sigmoid's output is also a graph output: SiLU would lose it
     ("sigmoid read twice", lambda b, y: _silu_and_sigmoid(b, y), ["conv2d", "sigmoid", "mul"]),
     ("x read by a third op", lambda b, y: {"y": b.mul(y, b.sigmoid(y)), "z": b.neg(y)},
-     ["conv2d", "sigmoid", "mul", "neg"]),
-    ("mul by another operand", lambda b, y: {"y": b.mul(b.abs(y), b.sigmoid(y))}, ["conv2d", "abs", "sigmoid", "mul"]),
+     ["conv2d", "elementwise+sigmoid+mul", "neg"]),
+    ("mul by another operand", lambda b, y: {"y": b.mul(b.abs(y), b.sigmoid(y))}, ["conv2d", "elementwise+abs+sigmoid+mul"]),
     # the epilogue's order is add, clamp, activation: what follows an activation stays separate
+    # (element-wise ops after a kernel's epilogue run as one chain: elementwise_fusion)
     ("add after the activation", lambda b, y: {"y": b.add(b.tanh(y), b.input("r", data_type="float32",
                                                                              shape=[1, 4, 5, 5]))},
      ["conv2d+tanh", "add"]),

@@ -16,6 +16,13 @@ UNARY = ["abs", "ceil", "cos", "erf", "exp", "floor", "log", "neg", "reciprocal"
 BINARY = ["add", "sub", "mul", "div", "max", "min", "pow"]
 
 
+@pytest.fixture(autouse=True)
+def separate_steps(monkeypatch):
+    """Each element-wise op its own step here (a fused chain keeps its inner values in L1:
+    test_elementwise_fusion.py covers chains written in place)."""
+    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "elementwise_fusion")
+
+
 def _log(graph, name):
     return dict(_core.plan_passes(graph))[name]
 

@@ -6,7 +6,8 @@ import webnn
 from webnn import _core
 
 PIPELINE = ["batch_split", "dead_code", "constant_folding", "op_recognition", "transpose_folding", "scale_folding",
-            "attention_fusion", "dead_code", "nhwc_regions", "epilogue_fusion", "transpose_absorption", "layout", "lowering", "copy_elision", "in_place", "memory_plan"]
+            "attention_fusion", "dead_code", "nhwc_regions", "epilogue_fusion", "transpose_absorption", "layout",
+            "elementwise_fusion", "lowering", "copy_elision", "in_place", "memory_plan"]
 
 
 def _residual_graph(builder, w, shift):
@@ -36,7 +37,7 @@ def test_disabling_optional_passes_changes_no_result(context, monkeypatch):
     optimized = _residual_graph(webnn.MLGraphBuilder(context), w, 2.0)
     monkeypatch.setenv("WEBNN_DISABLE_PASSES", "constant_folding,epilogue_fusion")
     plain = _residual_graph(webnn.MLGraphBuilder(context), w, 2.0)
-    assert _core.plan_steps(plain) == ["reshape", "conv2d", "add", "clamp"]
+    assert _core.plan_steps(plain) == ["reshape", "conv2d", "elementwise+add+clamp"]
     assert dict(_core.plan_passes(plain))["epilogue_fusion"] == "disabled (WEBNN_DISABLE_PASSES)"
     np.testing.assert_array_equal(optimized.compute({"x": x})["y"], plain.compute({"x": x})["y"])
 

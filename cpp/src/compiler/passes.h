@@ -53,6 +53,10 @@ void fuse_attention(CompileState& state);
 // Lets each node whose kernel can lay out its work more than one way choose, from the active
 // kernels (OpDef::assign_layout: an NCHW conv2d's GEMM orientation).
 void assign_layouts(CompileState& state);
+// Runs each connected group of float32 element-wise ops of one shape (OpDef::chain_step) whose inner
+// values nothing else reads as one elementwise node (graph/ops/elementwise_chain.cc); the other
+// nodes of the group stop being live. After epilogue fusion: ops in a kernel's epilogue stay there.
+void fuse_elementwise_chains(CompileState& state);
 // Lowers every live node (or fused group) to a kernel, in topological order: the plan's steps.
 void lower_to_kernels(CompileState& state);
 // Drops the steps of ops that only move contiguous pieces (concat, split; OpDef::pieces_layout):

@@ -28,6 +28,7 @@ const Pass kPipeline[] = {
     {"epilogue_fusion", fuse_epilogues, true},
     {"transpose_absorption", absorb_transposes, true},
     {"layout", assign_layouts, true},
+    {"elementwise_fusion", fuse_elementwise_chains, true},
     {"lowering", lower_to_kernels, false},
     {"copy_elision", elide_copies, true},
     {"in_place", run_in_place, true},

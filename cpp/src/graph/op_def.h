@@ -13,6 +13,7 @@
 #include "core/common.h"
 #include "graph/channel_affine.h"
 #include "graph/epilogue.h"
+#include "kernels/elementwise/elementwise.h"
 #include "kernels/kernel.h"
 
 namespace webnn {
@@ -261,6 +262,9 @@ struct OpDef {
   bool (*absorbs_input_transpose)(const OpView& op) = nullptr;
   // Epilogue fusion of a kActivation op: this call as the activation a kernel applies in place.
   FusedActivation (*fused_activation)(const OpView& op) = nullptr;
+  // Element-wise fusion (compiler/passes/elementwise_fusion.cc): this float32 call as one step of
+  // a fused chain (its op and options; the pass sets the operands); false: it cannot be one.
+  bool (*chain_step)(const OpView& op, ChainStep& step) = nullptr;
 
   const OperandLimit* limit(const std::string& operand) const;
   // The position of a parameter or option in Node::args: -1 when the op has none by that name.
@@ -286,7 +290,15 @@ bool to_nhwc_along_axis(Node& node, const std::vector<OperandInfo>& operands);
 const std::vector<const OpDef*>& all_ops();
 const OpDef* find_op(const std::string& name);
 
+// What elementwise_chain_op's node keeps: its steps (operands: step results or the node's inputs)
+// and its output.
+struct ElementwiseChain {
+  std::vector<ChainStep> steps;
+  OperandDescriptor output;
+};
+
 // Ops the compiler creates from patterns of builder ops (no builder method, not in the registry).
-const OpDef& attention_op();  // graph/ops/attention.cc
+const OpDef& attention_op();          // graph/ops/attention.cc
+const OpDef& elementwise_chain_op();  // graph/ops/elementwise_chain.cc
 
 }  // namespace webnn

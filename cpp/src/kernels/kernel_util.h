@@ -61,7 +61,7 @@ struct BroadcastLoop {
   // row: at() is the current row's offsets, next() moves to the following row.
   class RowWalk {
    public:
-    static constexpr size_t kMaxOperands = 4;
+    static constexpr size_t kMaxOperands = 8;
     RowWalk(const BroadcastLoop& loop, size_t row);
     const size_t* at() const { return offsets_; }
     void next();

@@ -31,7 +31,7 @@ void run_in_place(CompileState& state) {
     const Step& step = plan.steps[size_t(s)];
     if (!step.kernel || step.outputs.size() != 1) continue;
     std::vector<int> candidates;
-    if (step.def->element_wise && step.fused.empty()) {
+    if (step.def->element_wise) {  // (a fused element-wise chain is one too)
       candidates = step.inputs;
     } else if (step.node >= 0 && size_t(step.node) < state.fusion.size() && state.fusion[size_t(step.node)].addend >= 0 &&
                step.def->writes_over_addend &&

@@ -2,6 +2,7 @@
 // (CR-scalars; bigints stay exact for int64/uint64). An absent bound, or a NaN one (webnn#874),
 // does not clamp.
 #include <cmath>
+#include <tuple>
 
 #include "graph/op_def.h"
 #include "kernels/kernel_util.h"
@@ -79,6 +80,11 @@ const OpDef& clamp_op() {
     d.epilogue_role = EpilogueRole::kClamp;
     d.clamp_bounds = clamp_bounds_f32;
     d.element_wise = true;
+    d.chain_step = [](const OpView& op, ChainStep& step) {
+      step.kind = ChainStep::Kind::kClamp;
+      std::tie(step.min, step.max) = clamp_bounds_f32(op);
+      return true;
+    };
     return d;
   }();
   return def;

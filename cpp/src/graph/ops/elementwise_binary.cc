@@ -26,6 +26,11 @@ OpDef binary_def(const char* name) {
             infer_binary,
             lower_binary<Op>};
   def.element_wise = true;
+  def.chain_step = [](const OpView&, ChainStep& step) {
+    step.kind = ChainStep::Kind::kBinary;
+    step.binary = Op;
+    return true;
+  };
   return def;
 }
 

@@ -26,6 +26,12 @@ OpDef unary_op_def(const char* name, DataTypeSet types, std::vector<ParamSpec> o
             infer_same_as_input,
             lower_unary<Op>};
   def.element_wise = true;
+  def.chain_step = [](const OpView& op, ChainStep& step) {
+    step.kind = ChainStep::Kind::kUnary;
+    step.unary = Op;
+    step.params = unary_params(op, DataType::kFloat32);
+    return true;
+  };
   if constexpr (Op != UnaryOp::kRelu) {  // relu is absorbed as a clamp
     def.epilogue_role = EpilogueRole::kActivation;
     def.fused_activation = [](const OpView& op) {

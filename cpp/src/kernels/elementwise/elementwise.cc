@@ -14,7 +14,8 @@ namespace webnn {
 namespace {
 
 constexpr size_t kElementGrain = 1 << 15;
-constexpr size_t kMaxOperands = 3;
+constexpr size_t kChainChunk = 512;  // elements per chain step buffer: a chunk's buffers stay in L1
+constexpr size_t kMaxOperands = kMaxChainInputs;  // (binary ops and where: 2 and 3)
 
 // Calls body(offsets, out_offset, count) over blocks of consecutive output elements, in
 // parallel. offsets[k] is operand k's element offset at the block start; within the block,
@@ -90,6 +91,62 @@ Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_s
   const size_t size = data_type_size(type);
   return block_kernel(loops().where(type), size, {1, size, size}, out_shape,
                       {condition_shape, true_shape, false_shape});
+}
+
+Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
+                                     const std::vector<std::vector<uint32_t>>& input_shapes) {
+  const size_t inputs = input_shapes.size();
+  if (inputs > kMaxOperands || steps.empty()) throw_type_error("internal: an element-wise chain the kernel cannot run");
+  BroadcastLoop loop = make_broadcast_loop(out_shape, input_shapes);
+  std::array<size_t, kMaxOperands> stride{};
+  for (size_t k = 0; k < inputs; ++k) stride[k] = loop.strides[k].back();
+  struct Loops {
+    ElementwiseBlockFn binary = nullptr;
+    UnaryLoopFn unary = nullptr;
+    ClampLoopFn clamp = nullptr;
+  };
+  std::vector<Loops> fns(steps.size());
+  for (size_t i = 0; i < steps.size(); ++i) {
+    const ChainStep& step = steps[i];
+    if (step.kind == ChainStep::Kind::kBinary) fns[i].binary = loops().binary(step.binary, DataType::kFloat32);
+    else if (step.kind == ChainStep::Kind::kUnary) fns[i].unary = kernel_table().unary->unary(step.unary, DataType::kFloat32);
+    else fns[i].clamp = kernel_table().unary->clamp(DataType::kFloat32);
+    if (!fns[i].binary && !fns[i].unary && !fns[i].clamp) throw_type_error("internal: no float32 loop for a chain step");
+  }
+  return [loop = std::move(loop), steps, fns = std::move(fns), stride](const KernelArgs& args) {
+    float* const out = static_cast<float*>(args.outputs[0]);
+    for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
+      thread_local std::vector<float> buffers;
+      if (buffers.size() < steps.size() * kChainChunk) buffers.resize(steps.size() * kChainChunk);
+      for (size_t s = 0; s < count; s += kChainChunk) {
+        const size_t n = std::min(kChainChunk, count - s);
+        // Operand v at this chunk, and its element stride.
+        const auto source = [&](int v, size_t* step_stride) -> const float* {
+          if (v >= 0) {
+            *step_stride = 1;
+            return buffers.data() + size_t(v) * kChainChunk;
+          }
+          const size_t k = size_t(-1 - v);
+          *step_stride = stride[k];
+          return static_cast<const float*>(args.inputs[k]) + off[k] + s * stride[k];
+        };
+        for (size_t i = 0; i < steps.size(); ++i) {
+          const ChainStep& step = steps[i];
+          float* const dst = i + 1 == steps.size() ? out + out_offset + s : buffers.data() + i * kChainChunk;
+          size_t strides[2];
+          const float* a = source(step.a, &strides[0]);
+          if (step.kind == ChainStep::Kind::kBinary) {
+            const void* src[2] = {a, source(step.b, &strides[1])};
+            fns[i].binary(dst, n, src, strides);
+          } else if (step.kind == ChainStep::Kind::kUnary) {
+            fns[i].unary(a, dst, n, step.params);
+          } else {
+            fns[i].clamp(a, dst, n, &step.min, &step.max);
+          }
+        }
+      }
+    });
+  };
 }
 
 }  // namespace webnn

@@ -2,6 +2,7 @@
 // unary ops.
 #pragma once
 #include "kernels/kernel.h"
+#include "kernels/unary/unary.h"
 
 namespace webnn {
 
@@ -29,6 +30,25 @@ Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_s
                          const std::vector<uint32_t>& true_shape, const std::vector<uint32_t>& false_shape,
                          const std::vector<uint32_t>& out_shape);
 
+// One op of a fused element-wise chain (make_elementwise_chain_kernel) and where its operands come
+// from: a >= 0 is the result of step a (an earlier one), a < 0 the chain's input -1 - a; b likewise
+// for binary steps.
+struct ChainStep {
+  enum class Kind { kUnary, kBinary, kClamp };
+  Kind kind = Kind::kUnary;
+  UnaryOp unary = UnaryOp::kLinear;  // kUnary
+  UnaryParams params;
+  BinaryOp binary = BinaryOp::kAdd;  // kBinary
+  float min = 0.0f, max = 0.0f;      // kClamp
+  int a = 0, b = 0;
+};
+// The most inputs a chain reads.
+constexpr size_t kMaxChainInputs = 8;
+// float32 steps run block by block over the output, each block's values in L1 from step to step:
+// only the last step writes memory. The inputs broadcast to out_shape (those of unary and clamp
+// steps have out_shape). Each step runs the loop its op runs alone: results are the same bits.
+Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
+                                     const std::vector<std::vector<uint32_t>>& input_shapes);
 
 // ---- the inner loops, one set per ISA level (kernel_table().elementwise picks the active one)
 

@@ -1,0 +1,109 @@
+// Element-wise fusion: a connected group of float32 element-wise ops (OpDef::chain_step) that all
+// produce one shape, whose inner values nothing outside the group reads, runs as one elementwise
+// step (graph/ops/elementwise_chain.cc) that keeps each block's values in L1 from op to op; only
+// the group's result reaches memory. Ops already in a kernel's epilogue stay there. Each op runs the
+// loop it runs alone, so results are bit-identical.
+#include <algorithm>
+#include <map>
+
+#include "compiler/passes.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr size_t kMaxChainSteps = 16;
+
+}  // namespace
+
+void fuse_elementwise_chains(CompileState& state) {
+  GraphIR& ir = state.graph;
+  if (state.fusion.empty()) state.fusion.assign(ir.nodes.size(), NodeFusion{});  // epilogue_fusion disabled
+  const std::vector<int> readers = state.live_readers();
+  std::vector<bool> grouped(ir.nodes.size(), false);
+  const auto is_float32 = [&](int id) { return ir.operands[size_t(id)].desc.data_type == DataType::kFloat32; };
+  // Node n as a chain step (operands not set), when it can be one.
+  const auto step_of = [&](size_t n, ChainStep& step) {
+    const Node& node = ir.nodes[n];
+    const NodeFusion& fused = state.fusion[n];
+    if (!state.live_node[n] || grouped[n] || !node.def->chain_step || node.outputs.size() != 1 ||
+        fused.runs_in >= 0 || fused.output >= 0 || !fused.absorbed_ops.empty() || fused.untransposed_input >= 0 ||
+        !is_float32(node.outputs[0]) || !std::all_of(node.inputs.begin(), node.inputs.end(), is_float32))
+      return false;
+    return node.def->chain_step(OpView(node, ir.operands), step);
+  };
+
+  size_t groups = 0, ops = 0;
+  for (size_t sink = ir.nodes.size(); sink-- > 0;) {
+    ChainStep probe;
+    if (!step_of(sink, probe)) continue;
+    const OperandDescriptor& desc = ir.operands[size_t(ir.nodes[sink].outputs[0])].desc;
+    // Grow the group from its sink: add the producer of an operand when every reader of that operand
+    // is in the group (repeat until none joins).
+    std::vector<size_t> members{sink};
+    std::map<int, int> reads;  // operand -> reads by the group's nodes
+    for (int id : ir.nodes[sink].inputs) ++reads[id];
+    const auto produced_inside = [&](int id) {
+      const int p = ir.operands[size_t(id)].producer;
+      return p >= 0 && std::find(members.begin(), members.end(), size_t(p)) != members.end();
+    };
+    // The operands the group reads from outside it if node p joined.
+    const auto inputs_with = [&](size_t p) {
+      size_t count = 0;
+      for (const auto& [id, reads_of_id] : reads) count += !produced_inside(id) && id != ir.nodes[p].outputs[0];
+      for (int in : ir.nodes[p].inputs) count += !reads.count(in) && !produced_inside(in);
+      return count;
+    };
+    for (bool grew = true; grew && members.size() < kMaxChainSteps;) {
+      grew = false;
+      for (const auto& [id, count] : reads) {
+        const int p = ir.operands[size_t(id)].producer;
+        if (p < 0 || produced_inside(id)) continue;
+        if (count != readers[size_t(id)] || state.is_graph_output(id) || ir.operands[size_t(id)].desc != desc) continue;
+        ChainStep step;
+        if (!step_of(size_t(p), step) || inputs_with(size_t(p)) > kMaxChainInputs) continue;
+        members.push_back(size_t(p));
+        for (int in : ir.nodes[size_t(p)].inputs) ++reads[in];
+        grew = true;
+        break;  // `reads` changed
+      }
+    }
+    if (members.size() < 2) continue;
+    std::sort(members.begin(), members.end());  // node order is topological
+    std::map<int, int> step_result;  // operand -> the step producing it
+    std::vector<int> inputs;
+    std::vector<ChainStep> steps;
+    std::vector<std::string> names;
+    const auto source = [&](int id) {
+      if (auto it = step_result.find(id); it != step_result.end()) return it->second;
+      auto at = std::find(inputs.begin(), inputs.end(), id);
+      if (at == inputs.end()) at = inputs.insert(inputs.end(), id);
+      return -1 - int(at - inputs.begin());
+    };
+    for (size_t n : members) {
+      const Node& node = ir.nodes[n];
+      ChainStep step;
+      step_of(n, step);
+      step.a = source(node.inputs[0]);
+      if (step.kind == ChainStep::Kind::kBinary) step.b = source(node.inputs[1]);
+      step_result[node.outputs[0]] = int(steps.size());
+      steps.push_back(step);
+      names.push_back(node.def->name);
+    }
+    if (inputs.size() > kMaxChainInputs) continue;
+    const Node& last = ir.nodes[sink];
+    Node chain{&elementwise_chain_op(), {OperandList{inputs}}, last.label, inputs, last.outputs,
+               std::make_shared<KeptAs<ElementwiseChain>>(ElementwiseChain{steps, desc})};
+    for (size_t n : members) {
+      grouped[n] = true;
+      if (n != sink) state.live_node[n] = false;
+    }
+    ir.nodes[sink] = std::move(chain);
+    state.fusion[sink].absorbed_ops = names;
+    ++groups;
+    ops += members.size();
+  }
+  state.log("elementwise_fusion", str_cat(groups, " element-wise groups (", ops, " ops) run as one pass each"));
+}
+
+}  // namespace webnn

@@ -1,0 +1,160 @@
+"""Element-wise fusion (compiler/passes/elementwise_fusion.cc): a connected group of float32
+element-wise ops of one shape whose inner values nothing else reads runs as one elementwise step
+(kernels/elementwise: block by block, the inner values in L1). Results are bit-identical to the
+unfused plan and match float64 references; groups stop at values read elsewhere, graph outputs,
+other shapes and other types."""
+import math
+
+import numpy as np
+import pytest
+
+import webnn
+from webnn import _core
+
+RNG = np.random.default_rng(33)
+UNARY = ["abs", "ceil", "cos", "erf", "exp", "floor", "log", "neg", "reciprocal", "round_even", "sign", "sin", "sqrt",
+         "tan", "elu", "gelu", "hard_sigmoid", "hard_swish", "leaky_relu", "linear", "relu", "sigmoid", "softplus",
+         "softsign", "tanh"]
+
+
+def _summary(graph, name="elementwise_fusion"):
+    return dict(_core.plan_passes(graph))[name]
+
+
+def _twice(context, monkeypatch, make):
+    """(graph, the same graph built without elementwise_fusion)."""
+    graph = make(webnn.MLGraphBuilder(context))
+    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "elementwise_fusion")
+    plain = make(webnn.MLGraphBuilder(context))
+    monkeypatch.delenv("WEBNN_DISABLE_PASSES")
+    return graph, plain
+
+
+def _sigmoid(x):
+    return 1 / (1 + np.exp(-x))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("shape", [[2, 5, 7], [64, 1000], [3, 1, 1, 1030]])
+def test_normalize_then_activate_with_broadcast_operands(monkeypatch, same_results, threads, shape):
+    # sigmoid((x - mean) / std) * gamma + beta with per-channel (last dim) rows: one step, over rows
+    # longer than a 512-element block and a tensor the threads share.
+    context = webnn.ml.create_context(num_threads=threads)
+    c = shape[-1]
+    x = RNG.standard_normal(shape).astype(np.float32)
+    mean, gamma, beta = (RNG.standard_normal(c).astype(np.float32) for _ in range(3))
+    std = RNG.uniform(0.5, 2, c).astype(np.float32)
+
+    def make(b):
+        v = b.input("x", data_type="float32", shape=shape)
+        y = b.sigmoid(b.div(b.sub(v, b.constant(mean)), b.constant(std)))
+        return b.build({"y": b.add(b.mul(y, b.constant(gamma)), b.constant(beta))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert _core.plan_steps(graph) == ["elementwise+sub+div+sigmoid+mul+add"]
+    assert _summary(graph) == "1 element-wise groups (5 ops) run as one pass each"
+    assert _core.plan_steps(plain) == ["sub", "div", "sigmoid", "mul", "add"]
+    got = same_results(graph, plain, {"x": x})["y"]
+    want = _sigmoid((x.astype(np.float64) - mean) / std) * gamma + beta
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+
+
+def test_a_value_read_twice_inside_the_group(context, monkeypatch, same_results):
+    # SiLU of a sum outside any kernel epilogue: x = a + b is read by sigmoid and by mul, both inside.
+    a, c = (RNG.standard_normal((4, 33)).astype(np.float32) for _ in range(2))
+
+    def make(b):
+        s = b.add(b.input("a", data_type="float32", shape=[4, 33]), b.input("c", data_type="float32", shape=[4, 33]))
+        return b.build({"y": b.mul(s, b.sigmoid(s))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert _core.plan_steps(graph) == ["elementwise+add+sigmoid+mul"]
+    s = a.astype(np.float64) + c
+    np.testing.assert_allclose(same_results(graph, plain, {"a": a, "c": c})["y"], s * _sigmoid(s), rtol=1e-6, atol=1e-6)
+
+
+@pytest.mark.parametrize("op", UNARY + ["clamp"])
+def test_every_unary_op_and_clamp_in_a_chain(context, monkeypatch, same_results, op):
+    x = (RNG.standard_normal((5, 37)) * 2).astype(np.float32)
+
+    def make(b):
+        t = b.abs(b.input("x", data_type="float32", shape=[5, 37]))
+        t = b.clamp(t, min_value=0.25, max_value=1.5) if op == "clamp" else getattr(b, op)(t)
+        return b.build({"y": b.neg(b.add(t, b.constant("float32", 0.5)))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    steps = _core.plan_steps(graph)
+    assert len(steps) == 1 and steps[0].startswith("elementwise+abs+") and steps[0].endswith("+add+neg")
+    same_results(graph, plain, {"x": x})
+
+
+def test_long_chains_and_many_inputs_split_into_groups(context, monkeypatch, same_results):
+    # 20 adds of 20 different inputs: groups of at most 16 ops reading at most 8 outside operands.
+    xs = [RNG.standard_normal((3, 10)).astype(np.float32) for _ in range(20)]
+
+    def make(b):
+        ins = [b.input(f"x{i}", data_type="float32", shape=[3, 10]) for i in range(20)]
+        y = b.relu(ins[0])
+        for v in ins[1:]:
+            y = b.add(y, v)
+        return b.build({"y": y})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    steps = _core.plan_steps(graph)
+    assert len(steps) > 1 and all(s.startswith("elementwise+") for s in steps)
+    assert all(s.count("+") <= 16 for s in steps)
+    feeds = {f"x{i}": x for i, x in enumerate(xs)}
+    want = np.maximum(xs[0].astype(np.float64), 0) + sum(x.astype(np.float64) for x in xs[1:])
+    np.testing.assert_allclose(same_results(graph, plain, feeds)["y"], want, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", ["inner_is_output", "inner_read_elsewhere", "smaller_inner", "float16", "int32"])
+def test_where_groups_stop(context, monkeypatch, same_results, case):
+    dtype = {"float16": "float16", "int32": "int32"}.get(case, "float32")
+    x = RNG.integers(-4, 5, (4, 6)).astype(dtype)
+    w = RNG.integers(-4, 5, (6,)).astype(dtype)
+    outputs = {}
+
+    def make(b):
+        a = b.input("x", data_type=dtype, shape=[4, 6])
+        v = b.input("w", data_type=dtype, shape=[6])
+        if case == "smaller_inner":  # relu(w) has w's shape: computed once, then read broadcast
+            t = b.relu(v)
+            y = b.mul(b.abs(a), t)
+            return b.build({"y": b.neg(y)})
+        t = b.abs(a)
+        y = b.neg(b.add(t, v))
+        outs = {"y": y}
+        if case == "inner_is_output":
+            outs["t"] = t
+        if case == "inner_read_elsewhere":
+            outs["z"] = b.reduce_sum(t, axes=[1])
+        return b.build(outs)
+
+    graph, plain = _twice(context, monkeypatch, make)
+    steps = _core.plan_steps(graph)
+    if case == "smaller_inner":
+        assert steps == ["relu", "elementwise+abs+mul+neg"]
+    elif case in ("inner_is_output", "inner_read_elsewhere"):
+        assert "abs" in steps and "elementwise+add+neg" in steps
+    else:
+        assert not any(s.startswith("elementwise") for s in steps)
+    same_results(graph, plain, {"x": x, "w": w})
+
+
+def test_a_chain_writes_over_its_input_in_place(context, monkeypatch):
+    # The chain's output takes the storage of the transpose's result, which nothing reads later.
+    x = RNG.standard_normal((6, 40)).astype(np.float32)
+
+    def make(b):
+        t = b.transpose(b.input("x", data_type="float32", shape=[6, 40]))
+        return b.build({"y": b.transpose(b.add(b.relu(t), b.constant("float32", 1.0)))})
+
+    graph = make(webnn.MLGraphBuilder(context))
+    monkeypatch.setenv("WEBNN_DISABLE_PASSES", "in_place")
+    apart = make(webnn.MLGraphBuilder(context))
+    assert _core.plan_steps(graph) == ["transpose", "elementwise+relu+add", "transpose"]
+    assert _summary(graph, "in_place").startswith("1 ")
+    want = np.maximum(x, 0) + 1
+    np.testing.assert_array_equal(graph.compute({"x": x})["y"], want)
+    np.testing.assert_array_equal(apart.compute({"x": x})["y"], want)
