@@ -95,6 +95,9 @@ SIGNATURES = {
     "MLTensor.constant": "property bool",
     "MLTensor.destroyed": "property bool",
     "MLTensor.destroy": "(self) -> None",
+    "MLTensor.__dlpack__": "(self, *, stream: Optional[Any] = None, max_version: Optional[Tuple[int, int]] = None, "
+                           "dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None) -> Any",
+    "MLTensor.__dlpack_device__": "(self) -> Tuple[int, int]",
     "MLActivation.__init__": "(self, builder: MLGraphBuilder, name: str, options: Mapping[str, Any], label: str = '') "
                              "-> None",
     "MLActivation.name": "str",
@@ -174,7 +177,8 @@ def runtime_parameters(obj):
     match = re.match(r"\w+\((.*?)\) ->", doc)
     if not match:
         return None
-    return [part.split(":")[0].strip().lstrip("*") for part in match.group(1).split(", ") if part]
+    names = [part.split(":")[0].strip().lstrip("*") for part in match.group(1).split(", ") if part]
+    return [n for n in names if n]  # a bare * (keyword-only marker)
 
 
 def stub_parameters(signature):
@@ -271,7 +275,8 @@ def render_op(info, forms, indent):
 def class_members(cls):
     """Public members defined on ``cls`` (not inherited from object), in definition order."""
     names = [n for n in cls.__dict__ if not n.startswith("_")]
-    return (["__init__"] if f"{cls.__name__}.__init__" in SIGNATURES else []) + names
+    protocols = [n for n in ("__init__", "__dlpack__", "__dlpack_device__") if f"{cls.__name__}.{n}" in SIGNATURES]
+    return protocols + names
 
 
 def render_class(cls):

@@ -61,7 +61,8 @@ void init_context(py::module_& m) {
             c.write_tensor(tensor, b.data(), b.bytes());
           },
           py::arg("tensor"), py::arg("data"),
-          "Copies `data` (a numpy array of the tensor's dtype, or raw bytes of its exact size) into the "
+          "Copies `data` (a numpy array or DLPack CPU tensor of the tensor's dtype, or raw bytes of its exact "
+          "size) into the "
           "tensor, in timeline order. The bytes are copied before this returns.")
       .def(
           "read_tensor",

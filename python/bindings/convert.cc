@@ -75,10 +75,21 @@ bool format_data_type(const std::string& format, size_t itemsize, DataType* out,
 }
 
 BufferArg get_buffer(py::handle obj, DataType expected, const char* what, bool writable) {
-  if (!PyObject_CheckBuffer(obj.ptr()))
-    throw Error(ErrorKind::kTypeError, std::string(what) + ": expected a buffer or numpy array, got " +
-                                           std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
   BufferArg arg;
+  if (!PyObject_CheckBuffer(obj.ptr()) && py::hasattr(obj, "__dlpack__")) {
+    // A DLPack producer without the buffer protocol (a PyTorch CPU tensor, a JAX array): NumPy's view
+    // of its memory, no copy.
+    try {
+      arg.keep = py::module_::import("numpy").attr("from_dlpack")(obj);
+    } catch (py::error_already_set& e) {
+      throw Error(ErrorKind::kTypeError, std::string(what) + ": the DLPack producer's memory cannot be read as a CPU "
+                                                             "array: " + e.what());
+    }
+    obj = arg.keep;
+  }
+  if (!PyObject_CheckBuffer(obj.ptr()))
+    throw Error(ErrorKind::kTypeError, std::string(what) + ": expected a buffer, numpy array or DLPack tensor, got " +
+                                           std::string(py::str(py::type::handle_of(obj).attr("__name__"))));
   py::buffer buffer = py::reinterpret_borrow<py::buffer>(obj);
   try {
     arg.info = buffer.request(writable);

@@ -26,7 +26,7 @@ bool format_data_type(const std::string& format, size_t itemsize, DataType* out,
 // A validated view of a caller's buffer: C-contiguous, of `expected` type (or raw bytes).
 struct BufferArg {
   py::buffer_info info;
-  py::object keep;  // a contiguous copy, when the caller's array was strided
+  py::object keep;  // a contiguous copy of a strided array, or NumPy's view of a DLPack producer
   const void* data() const { return info.ptr; }
   size_t bytes() const { return size_t(info.size) * size_t(info.itemsize); }
 };

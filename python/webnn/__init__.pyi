@@ -3,7 +3,7 @@ import asyncio
 import concurrent.futures
 import os
 from dataclasses import dataclass
-from typing import Any, Dict, List, Mapping, Optional, Sequence, Union, overload
+from typing import Any, Dict, List, Mapping, Optional, Sequence, Tuple, Union, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -47,7 +47,7 @@ class MLContext:
     def is_lost(self) -> bool:
         ...
     def write_tensor(self, tensor: MLTensor, data: _Data) -> None:
-        """Copies `data` (a numpy array of the tensor's dtype, or raw bytes of its exact size) into the tensor, in timeline order. The bytes are copied before this returns."""
+        """Copies `data` (a numpy array or DLPack CPU tensor of the tensor's dtype, or raw bytes of its exact size) into the tensor, in timeline order. The bytes are copied before this returns."""
     def read_tensor(self, tensor: MLTensor, out: Optional[_Array] = None) -> _Array:
         """Reads the tensor after all work queued before it. Returns a new numpy array of the tensor's dtype and shape, or fills and returns `out`."""
     def dispatch(self, graph: MLGraph, inputs: Mapping[str, MLTensor], outputs: Mapping[str, MLTensor]) -> None:
@@ -1345,6 +1345,10 @@ class MLOperandDescriptor:
 
 class MLTensor:
     """A tensor owned by an MLContext, read and written on its timeline."""
+    def __dlpack__(self, *, stream: Optional[Any] = None, max_version: Optional[Tuple[int, int]] = None, dl_device: Optional[Tuple[int, int]] = None, copy: Optional[bool] = None) -> Any:
+        """DLPack export (``numpy.from_dlpack(tensor)``, ``torch.from_dlpack(tensor)``): after the work queued before it, the consumer gets the tensor's own bytes (no copy unless copy=True), pinned until it releases them, even if the tensor is destroyed meanwhile. Work queued later that writes the tensor changes what the consumer sees. The tensor must be readable; a tensor that is not writable is exported read-only (DLPack 1.x). int4/uint4 are exported as the int8/uint8 values they are held in."""
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        """(1, 0): CPU memory, device 0."""
     @property
     def data_type(self) -> str:
         ...

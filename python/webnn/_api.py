@@ -309,6 +309,13 @@ _install_op_methods()
 
 
 # ---------------------------------------------------------------- MLGraph: compute (2022 convenience)
+def _array_of(value):
+    """NumPy's view of input data: a DLPack producer (PyTorch, JAX) through DLPack, without a copy."""
+    if not isinstance(value, np.ndarray) and hasattr(value, "__dlpack__"):
+        return np.from_dlpack(value)
+    return np.asarray(value)
+
+
 def _compute(self, inputs, outputs=None, context=None):
     """Runs the graph once on NumPy data and returns ``{output name: numpy array}``.
 
@@ -331,7 +338,7 @@ def _compute(self, inputs, outputs=None, context=None):
         if name not in inputs:
             raise TypeError(f"compute: missing input '{name}'")
         try:
-            value = np.asarray(inputs[name])
+            value = _array_of(inputs[name])
         except Exception as error:  # ragged lists, objects whose __array__ raises, ...
             raise TypeError(f"compute: input '{name}' is not array data ({type(error).__name__}: {error})") from None
         if value.dtype != numpy_dtype(descriptor["dataType"]):

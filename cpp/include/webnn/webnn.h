@@ -212,6 +212,12 @@ class Tensor {
   bool constant() const;
   bool destroyed() const;
   void destroy();
+  // Zero-copy access (DLPack export): waits for the work queued on the tensor's context before this
+  // call, then returns the tensor's descriptor().byte_length() bytes, kept alive by the returned
+  // pointer even after destroy() or the context's loss. Work queued later that writes the tensor
+  // changes them. The tensor must be readable; TypeError when destroyed, InvalidStateError when the
+  // context is lost.
+  std::shared_ptr<void> export_storage() const;
   const std::shared_ptr<detail::TensorImpl>& impl() const { return impl_; }
 
  private:

@@ -355,6 +355,26 @@ bool Tensor::constant() const { return impl_->is_constant; }
 bool Tensor::destroyed() const { return impl_->destroyed; }
 void Tensor::destroy() { impl_->destroy(); }
 
+std::shared_ptr<void> Tensor::export_storage() const {
+  const auto& t = impl_;
+  if (!t) throw_type_error("export: invalid MLTensor");
+  if (t->destroyed) throw_type_error("export: the MLTensor is destroyed");
+  ContextImpl& context = *t->context;
+  context.check_not_lost("export");
+  if (!t->desc.readable) throw_type_error("export: the MLTensor is not readable");
+  BufferPtr storage = std::atomic_load(&t->data);
+  if (!storage) throw_type_error("export: the MLTensor is destroyed");
+  // After the work queued before this call, like a read that copies nothing.
+  if (!context.timeline->run_in_order([] {})) {
+    auto done = std::make_shared<std::atomic<bool>>(false);
+    context.timeline->submit([done] { done->store(true); }, Timeline::Wake::kSoon);
+    context.timeline->help_until([&] { return done->load(); });
+  }
+  if (context.lost) throw_error(ErrorKind::kInvalidStateError, "export: the context is lost");
+  if (t->destroyed) throw_type_error("export: the MLTensor was destroyed");
+  return std::shared_ptr<void>(storage, storage->data());
+}
+
 const std::map<std::string, OperandDescriptor>& Graph::input_descriptors() const { return impl_->input_descriptors; }
 const std::map<std::string, OperandDescriptor>& Graph::output_descriptors() const { return impl_->output_descriptors; }
 bool Graph::destroyed() const { return impl_->destroyed; }
