@@ -2,8 +2,9 @@
 
 ResNet-50 (tests/onnx_models/vision.py, seeded random weights, written to an .onnx file first) is
 loaded from that file, run once, and measured: the steady RSS after the run (minus the RSS of the
-process after its imports), the peak RSS of the process, and what a second context (webnn) or
-session (ONNX Runtime) on the same file adds. Ratios are webnn / ONNX Runtime.
+process after its imports), the peak RSS of the process, what a second context (webnn) or
+session (ONNX Runtime) on the same file adds, and the process's RSS with four loaded against one
+(webnn shares packed weights and constants between contexts: core/shared_constants.h). Ratios are webnn / ONNX Runtime.
 
     python bench/memory.py [--model resnet50|mobilenet_v2] [--threads 1]
 
@@ -59,9 +60,13 @@ def child(engine, path, threads):
     second = load()
     gc.collect()
     both = rss()
-    del first, second
+    more = [load(), load()]
+    gc.collect()
+    four = rss()
+    del first, second, more
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    print(json.dumps({"baseline": baseline, "steady": steady - baseline, "second": both - steady, "peak": peak}))
+    print(json.dumps({"baseline": baseline, "steady": steady - baseline, "second": both - steady, "peak": peak,
+                      "one_process": steady, "four_process": four}))
 
 
 def measure(engine, path, threads):
@@ -91,10 +96,12 @@ def main():
         weights = os.path.getsize(path)
         results = {engine: measure(engine, path, args.threads) for engine in ("webnn", "ort")}
     print(f"{args.model}: .onnx file {weights / MIB:.1f} MiB; RSS in MiB, each engine in a fresh process")
-    print(f"{'':8} {'after imports':>14} {'model (steady)':>15} {'2nd context':>12} {'peak':>8}")
+    print(f"{'':8} {'after imports':>14} {'model (steady)':>15} {'2nd context':>12} {'peak':>8}  "
+          f"{'process RSS with 4 loaded / with 1':>35}")
     for engine, r in results.items():
         print(f"{engine:8} {r['baseline'] / MIB:14.1f} {r['steady'] / MIB:15.1f} {r['second'] / MIB:12.1f} "
-              f"{r['peak'] / MIB:8.1f}")
+              f"{r['peak'] / MIB:8.1f}  {r['four_process'] / MIB:10.1f} / {r['one_process'] / MIB:.1f} = "
+              f"{r['four_process'] / r['one_process']:.2f}x")
     w, o = results["webnn"], results["ort"]
     print(f"ratio webnn/ORT: model steady {w['steady'] / o['steady']:.2f}, second {w['second'] / max(o['second'], 1):.2f}, "
           f"peak {w['peak'] / o['peak']:.2f}")

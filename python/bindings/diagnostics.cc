@@ -6,6 +6,7 @@
 #include <string>
 
 #include "compiler/plan.h"
+#include "core/shared_constants.h"
 #include "kernels/diagnostics/diagnostics.h"
 #include "runtime/objects.h"
 #include "webnn/webnn.h"
@@ -47,6 +48,14 @@ void init_diagnostics(py::module_& m) {
         return passes;
       },
       py::arg("graph"), "What each compiler pass did when the graph was built: (pass name, summary) pairs, in order.");
+  m.def(
+      "shared_constant_stats",
+      [] {
+        const webnn::SharedConstantStats stats = webnn::shared_constant_stats();
+        return py::make_tuple(stats.buffers, stats.bytes);
+      },
+      "(buffers, bytes) of constant data (packed weights, run-time constants) the process's graphs share: "
+      "a model built again, in any context, adds no bytes.");
   m.def("compiler_pass_names", &webnn::compiler_pass_names, "The compiler's passes, in the order they run.");
   m.def(
       "plan_arena_bytes",

@@ -7,6 +7,7 @@
 #include <set>
 
 #include "compiler/passes.h"
+#include "core/shared_constants.h"
 
 namespace webnn {
 
@@ -146,8 +147,8 @@ void plan_memory(CompileState& state) {
     if (!state.live_operand[i]) continue;
     if (info.kind == OperandInfo::Kind::kInput) plan.inputs.push_back({info.name, int(i)});
     if (info.kind == OperandInfo::Kind::kConstant && state.read_at_run_time[i]) {  // packed-only constants: no raw copy
-      plan.constants.push_back(info.constant_data);
-      plan.base_pointers[i] = info.constant_data->data();
+      plan.constants.push_back(share_constant(info.constant_data));  // one copy per process
+      plan.base_pointers[i] = plan.constants.back()->data();
     }
   }
   std::sort(plan.inputs.begin(), plan.inputs.end(), [](auto& a, auto& b) { return a.name < b.name; });

@@ -358,8 +358,11 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
   // NCHW k x k convolutions run through the NHWC path (see the kernel below).
   if (is_depthwise(p)) return make_depthwise_conv2d_kernel(type, p, filter_constant, bias_constant);
   std::shared_ptr<PreparedFilter> constant;
-  if (filter_constant && (!p.has_bias || bias_constant))
+  if (filter_constant && (!p.has_bias || bias_constant)) {
     constant = prepare_filter(p, type, filter_constant, p.has_bias ? bias_constant : nullptr);
+    for (PackedA& rows : constant->rows) rows = share_packed(std::move(rows));
+    for (PackedB& group : constant->groups) group = share_packed(std::move(group));
+  }
   const bool f32 = type == DataType::kFloat32;
   const size_t in_count = p.batch * p.in_h * p.in_w * p.in_channels;
   const size_t out_count = p.batch * p.out_h * p.out_w * p.out_channels;

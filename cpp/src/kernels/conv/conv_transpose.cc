@@ -156,7 +156,10 @@ void conv_transpose_f32(const ConvTranspose2dParams& p, const std::vector<Packed
 
 Kernel make_conv_transpose2d_kernel(DataType type, const ConvTranspose2dParams& p, const void* filter_constant) {
   std::shared_ptr<std::vector<PackedB>> constant;
-  if (filter_constant) constant = pack_filter(p, type, filter_constant);
+  if (filter_constant) {
+    constant = pack_filter(p, type, filter_constant);
+    for (PackedB& group : *constant) group = share_packed(std::move(group));
+  }
   const size_t in_count = p.batch * p.in_channels * p.in_h * p.in_w;
   const size_t out_count = p.batch * p.out_channels * p.out_h * p.out_w;
   return [=](const KernelArgs& args) {

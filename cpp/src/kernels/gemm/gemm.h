@@ -53,6 +53,11 @@ struct PackedA {
 // A is [M][K] with row stride lda.
 PackedA pack_a_f32(size_t M, size_t K, const float* A, size_t lda);
 
+// The same operand with its buffer shared by every graph in the process that packed identical bytes
+// (core/shared_constants.h): for constants packed at build time, once nothing writes them again.
+PackedB share_packed(PackedB packed);
+PackedA share_packed(PackedA packed);
+
 // Packs B[k0, k0+kc) x [n0, n0+nc) into NR-column panels ([kc][NR] each, columns past nc zeroed),
 // panel after panel at `dst`. Called once per cache block, from any pool thread.
 using BBlockPacker = std::function<void(size_t k0, size_t kc, size_t n0, size_t nc, float* dst)>;

@@ -4,6 +4,7 @@
 
 #include "kernels/gemm/gemm.h"
 #include "kernels/platform.h"
+#include "core/shared_constants.h"
 #include "core/thread_pool.h"
 
 namespace webnn {
@@ -292,6 +293,16 @@ PackedA pack_a_f32(size_t M, size_t K, const float* A, size_t lda) {
     for (size_t i = 0; i < rows; ++i)
       for (size_t k = 0; k < K; ++k) panel[k * packed.mr + i] = A[(row0 + i) * lda + k];
   }
+  return packed;
+}
+
+PackedB share_packed(PackedB packed) {
+  packed.data = share_constant(packed.data);
+  return packed;
+}
+
+PackedA share_packed(PackedA packed) {
+  packed.data = share_constant(packed.data);
   return packed;
 }
 

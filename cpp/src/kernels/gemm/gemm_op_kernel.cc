@@ -66,8 +66,8 @@ Kernel make_gemm_op_kernel(DataType type, const GemmOpParams& params, const void
   const bool half = type == DataType::kFloat16;
   std::shared_ptr<const PackedB> packed;
   if (b_constant)
-    packed = std::make_shared<const PackedB>(half ? pack_gemm_b<float16>(params, b_constant)
-                                                  : pack_gemm_b<float>(params, b_constant));
+    packed = std::make_shared<const PackedB>(share_packed(half ? pack_gemm_b<float16>(params, b_constant)
+                                                               : pack_gemm_b<float>(params, b_constant)));
   if (half) return [params, packed](const KernelArgs& a) { gemm_op_run<float16>(params, packed.get(), a); };
   return [params, packed](const KernelArgs& a) { gemm_op_run<float>(params, packed.get(), a); };
 }

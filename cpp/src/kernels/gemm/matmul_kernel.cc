@@ -55,7 +55,10 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
   std::shared_ptr<std::vector<PackedB>> constant_b;
   if (b_constant) {
     constant_b = std::make_shared<std::vector<PackedB>>(b_batches);
-    for (size_t i = 0; i < b_batches; ++i) pack_one(b_constant, i, (*constant_b)[i]);
+    for (size_t i = 0; i < b_batches; ++i) {
+      pack_one(b_constant, i, (*constant_b)[i]);
+      (*constant_b)[i] = share_packed(std::move((*constant_b)[i]));
+    }
   }
 
   const ActivationLoop activation = activation_loop(fused.activation);
