@@ -95,6 +95,12 @@ def test_bad_exports_raise(context):
         t.__dlpack__(stream=1)
     with pytest.raises(BufferError, match="CPU memory"):
         t.__dlpack__(dl_device=(2, 0))
+    assert "dltensor_versioned" in repr(t.__dlpack__(max_version=(2**70, 0)))
+    with pytest.raises(BufferError, match="CPU memory"):
+        t.__dlpack__(dl_device=(2**70, 0))
+    for bad in ({"max_version": 1}, {"max_version": (1,)}, {"dl_device": "cpu"}, {"copy": "yes"}):
+        with pytest.raises(TypeError, match="__dlpack__"):
+            t.__dlpack__(**bad)
     with pytest.raises(TypeError, match="not readable"):
         np.from_dlpack(_tensor(context, readable=False))
     t.destroy()

@@ -32,10 +32,18 @@ dlpack::DataType dlpack_type(DataType type) {
   }
 }
 
+// `value` as a (major, minor) or (device type, id) pair of integers, else TypeError naming it.
+py::tuple int_pair(const py::object& value, const char* name) {
+  if (!py::isinstance<py::tuple>(value) || py::len(value) != 2 || !py::isinstance<py::int_>(value[py::int_(0)]) ||
+      !py::isinstance<py::int_>(value[py::int_(1)]))
+    throw Error(ErrorKind::kTypeError, std::string("__dlpack__: ") + name + " must be a pair of integers, got " +
+                                           std::string(py::repr(value)));
+  return py::reinterpret_borrow<py::tuple>(value);
+}
+
 void check_cpu_device(const py::object& device) {
   if (device.is_none()) return;
-  const py::tuple pair = py::cast<py::tuple>(device);
-  if (pair.size() != 2 || py::cast<int>(pair[0]) != dlpack::kDeviceCpu || py::cast<int>(pair[1]) != 0)
+  if (!int_pair(device, "dl_device").equal(py::make_tuple(dlpack::kDeviceCpu, 0)))
     throw py::buffer_error("__dlpack__: an MLTensor lives in CPU memory (device (1, 0)), not " +
                            std::string(py::str(device)));
 }
@@ -52,14 +60,18 @@ py::capsule export_tensor(const Tensor& tensor, const py::object& stream, const 
                           const py::object& dl_device, const py::object& copy) {
   if (!stream.is_none()) throw py::buffer_error("__dlpack__: an MLTensor has no streams (CPU memory): pass stream=None");
   check_cpu_device(dl_device);
-  const bool versioned = !max_version.is_none() && py::cast<int>(py::cast<py::tuple>(max_version)[0]) >= 1;
+  const bool versioned = !max_version.is_none() &&
+                         PyObject_RichCompareBool(int_pair(max_version, "max_version")[0].ptr(), py::int_(1).ptr(), Py_GE) == 1;
+  if (!copy.is_none() && !py::isinstance<py::bool_>(copy))
+    throw Error(ErrorKind::kTypeError, "__dlpack__: copy must be True, False or None, got " + std::string(py::repr(copy)));
+  const bool copied = !copy.is_none() && py::cast<bool>(copy);
   auto e = std::make_unique<Export>();
   {
     py::gil_scoped_release release;  // waits for the work queued before it
     e->storage = tensor.export_storage();
   }
   const TensorDescriptor& desc = tensor.descriptor();
-  if (!copy.is_none() && py::cast<bool>(copy)) {  // a copy the consumer owns
+  if (copied) {  // a copy the consumer owns
     auto bytes = std::make_shared<std::vector<uint8_t>>(desc.byte_length());
     std::memcpy(bytes->data(), e->storage.get(), bytes->size());
     e->storage = std::shared_ptr<void>(bytes, bytes->data());
@@ -76,7 +88,7 @@ py::capsule export_tensor(const Tensor& tensor, const py::object& stream, const 
     dlpack::ManagedTensorVersioned& m = owner->versioned;
     m.version = {dlpack::kMajorVersion, dlpack::kMinorVersion};
     m.deleter = [](dlpack::ManagedTensorVersioned* self) { delete static_cast<Export*>(self->manager_ctx); };
-    m.flags = desc.writable || (!copy.is_none() && py::cast<bool>(copy)) ? 0 : dlpack::kFlagReadOnly;
+    m.flags = desc.writable || copied ? 0 : dlpack::kFlagReadOnly;
     fill(*owner, m, owner->storage.get(), desc.data_type);
     return py::capsule(&m, "dltensor_versioned", [](PyObject* capsule) {
       // Not consumed (still named so): the deleter is ours to call.
