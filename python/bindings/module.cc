@@ -20,6 +20,7 @@ void init_context(py::module_& m);
 void init_builder(py::module_& m);
 void init_formats(py::module_& m);      // formats.cc: .webnn models
 void init_diagnostics(py::module_& m);  // diagnostics.cc: the compiled plan, benchmark diagnostics
+void init_batch(py::module_& m);        // batch.cc: BatchRunner
 
 
 PYBIND11_MODULE(_core, m) {
@@ -94,4 +95,5 @@ PYBIND11_MODULE(_core, m) {
   init_builder(m);
   init_formats(m);
   init_diagnostics(m);
+  init_batch(m);
 }

@@ -32,6 +32,7 @@ from ._api import (
 from ._compat import MLActivation  # the 2022 Working Draft's MLOperator
 from .formats import load, load_into, save  # .webnn model files
 from . import profiling  # plan and profile reports
+from .batch import BatchRunner, run_batches  # many items on every core
 
 __version__ = _core.version()
 
@@ -39,5 +40,5 @@ __all__ = [
     "ML", "MLContext", "MLContextLostInfo", "MLGraph", "MLGraphBuilder", "MLOperand", "MLOperandDescriptor",
     "MLTensor", "MLTensorDescriptor", "create_context", "create_context_async", "ml",
     "MLError", "DataError", "InvalidStateError", "NotSupportedError", "OperationError", "UnknownError",
-    "MLActivation", "numpy_dtype", "load", "load_into", "save", "profiling",
+    "MLActivation", "numpy_dtype", "load", "load_into", "save", "profiling", "BatchRunner", "run_batches",
 ]

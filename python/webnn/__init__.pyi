@@ -1441,4 +1441,58 @@ def numpy_dtype(data_type: _DataTypeLike) -> np.dtype[Any]:
     ``uint4`` -> ``uint8``, one value per element; every other type maps to itself).
     """
 
+
+class BatchRunner:
+    """Runs one model over many items with every core.
+
+    ``model``: a ``.webnn``/``.json``/``.onnx`` path, an ``onnx.ModelProto``, a function
+    ``build(context, batch_size) -> MLGraph``, or a built :class:`MLGraph` (which runs on its own
+    context as one worker, at its own batch size). A model file's dynamic batch dimension
+    (``batch_dimension``: ``"batch"`` for ``.webnn``, the first input's symbolic first dimension for
+    ONNX) is set to the batch size; ``dims`` pins other named dimensions, and ``input_shapes``
+    (ONNX) gives inputs' item shapes (``{"x": [3, 48, 320]}``, the batch axis left out) where their
+    dimensions have no names.
+
+    ``batch_size``, ``workers`` (contexts run concurrently) and ``threads_per_worker`` are chosen
+    when left ``None`` (``webnn/batch.h`` says how); ``items`` (how many you will run) refines the
+    choice for small runs.
+    """
+    @property
+    def name(self) -> Any:
+        """The model's file name (or the build function's name)."""
+    @property
+    def batch_size(self) -> Any:
+        """Items per batch: the first dimension of every model input and output."""
+    @property
+    def workers(self) -> Any:
+        """Contexts running batches concurrently, each with its own copy of the plan."""
+    @property
+    def threads_per_worker(self) -> Any:
+        ...
+    @property
+    def input_descriptors(self) -> Any:
+        """``{name: {"dataType", "shape"}}`` of one item (the batch axis left out)."""
+    @property
+    def output_descriptors(self) -> Any:
+        ...
+    def run(self, inputs: Any, progress: Any, check_finite: Any) -> Any:
+        """Runs every item; returns ``{output name: array}`` with the items in input order.
+
+        ``inputs``: an array whose first axis is the item axis (one-input models), or a dict of
+        such arrays. Integer inputs are converted when every value fits; float items holding NaN or
+        inf raise :class:`webnn.DataError` naming the item unless ``check_finite=False``.
+        ``progress(done, total)`` is called on this thread about every 0.1 s and at the end.
+        """
+    def stream(self, batches: Any, progress: Any, check_finite: Any) -> Any:
+        """Runs each element of ``batches`` (an array or dict of arrays, any number of items) and
+        yields its ``{output name: array}``, in order, while later ones run. At most a few batches
+        per worker are read ahead. ``progress(done, None)`` as in :meth:`run`.
+        """
+    def close(self, *args: Any, **keywords: Any) -> Any:
+        """Waits for the batches in flight and releases the contexts."""
+
+
+def run_batches(model: Any, inputs: Any, batch_size: Any, workers: Any, threads_per_worker: Any, progress: Any, check_finite: Any, model_options: Any) -> Any:
+    """``BatchRunner(model, ...).run(inputs)`` in one call: the model is built for this run only."""
+
 __version__: str
