@@ -1454,8 +1454,9 @@ class BatchRunner:
     dimensions have no names.
 
     ``batch_size``, ``workers`` (contexts run concurrently) and ``threads_per_worker`` are chosen
-    when left ``None`` (``webnn/batch.h`` says how); ``items`` (how many you will run) refines the
-    choice for small runs.
+    when left ``None`` (``webnn/batch.h`` says how) for ``cores`` cores (default: all of this
+    machine's; a Ray actor passes the CPUs it was given); ``items`` (how many you will run) refines
+    the choice for small runs.
     """
     @property
     def name(self) -> Any:

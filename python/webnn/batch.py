@@ -108,14 +108,16 @@ class BatchRunner:
     dimensions have no names.
 
     ``batch_size``, ``workers`` (contexts run concurrently) and ``threads_per_worker`` are chosen
-    when left ``None`` (``webnn/batch.h`` says how); ``items`` (how many you will run) refines the
-    choice for small runs.
+    when left ``None`` (``webnn/batch.h`` says how) for ``cores`` cores (default: all of this
+    machine's; a Ray actor passes the CPUs it was given); ``items`` (how many you will run) refines
+    the choice for small runs.
     """
 
-    def __init__(self, model, *, batch_size=None, workers=None, threads_per_worker=None, items=None, dims=None,
-                 input_shapes=None, batch_dimension=None):
+    def __init__(self, model, *, batch_size=None, workers=None, threads_per_worker=None, items=None, cores=None,
+                 dims=None, input_shapes=None, batch_dimension=None):
         requested = (_option(batch_size, "batch_size"), _option(workers, "workers"),
                      _option(threads_per_worker, "threads_per_worker"))
+        cores = _option(cores, "cores") or _core.hardware_threads()
         items = 0 if items is None else int(items)
         if isinstance(model, MLGraph):
             if requested[1] > 1 or requested[2]:
@@ -127,7 +129,7 @@ class BatchRunner:
             graphs, self._name = [model], "graph"
         else:
             build, fixed, self._name = _factory(model, dims, input_shapes, batch_dimension)
-            batch, count, threads = _core.choose_batch_split(items, fixed, *requested, _core.hardware_threads())
+            batch, count, threads = _core.choose_batch_split(items, fixed, *requested, cores)
             graphs = []
             for _ in range(count):
                 graph = build(create_context(num_threads=threads), batch)
