@@ -191,3 +191,144 @@ def test_convert_onnx_to_webnn(tmp_path):
 def test_convert_reports_user_mistakes(tmp_path, capsys):
     assert cli.main(["convert", str(tmp_path / "missing.onnx"), "-o", str(tmp_path / "m.webnn")]) == 1
     assert "no such model file" in capsys.readouterr().err
+
+
+# ---------------------------------------------------------------- data sets: webnn run --batch-size / --output
+MLP_WIDTH = 64
+
+
+@pytest.fixture
+def mlp(tmp_path):
+    """A .webnn MLP with a dynamic batch, and its weights for the reference."""
+    rng = np.random.default_rng(3)
+    w1 = rng.standard_normal((MLP_WIDTH, 96)).astype(np.float32)
+    w2 = rng.standard_normal((96, 10)).astype(np.float32)
+    builder = webnn.MLGraphBuilder(webnn.create_context())
+    x = builder.input("x", data_type="float32", shape=[5, MLP_WIDTH])
+    y = builder.softmax(builder.matmul(builder.relu(builder.matmul(x, builder.constant(w1))), builder.constant(w2)),
+                        axis=1)
+    path = tmp_path / "mlp.webnn"
+    webnn.save(path, {"y": y})
+    path.write_text(path.read_text().replace(f"x: f32[5, {MLP_WIDTH}]", f'x: f32[dyn("batch", 1000000), {MLP_WIDTH}]'))
+    return path, (w1, w2)
+
+
+def mlp_reference(x, weights):
+    w1, w2 = (w.astype(np.float64) for w in weights)
+    logits = np.maximum(x.astype(np.float64) @ w1, 0) @ w2
+    e = np.exp(logits - logits.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def test_run_a_data_set_of_ten_thousand_items(mlp, tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("WEBNN_PROGRESS_AFTER", "0")
+    path, weights = mlp
+    x = np.random.default_rng(0).standard_normal((10000, MLP_WIDTH)).astype(np.float32)
+    np.save(tmp_path / "data.npy", x)
+    out = tmp_path / "out.npz"
+    code, stdout, stderr = run_cli(capsys, "run", path, "--input", tmp_path / "data.npy", "--batch-size", 64,
+                                   "--output", out)
+    assert code == 0, stderr
+    assert "10000 items, batch 64" in stderr and "progress: 10000/10000" in stderr and "items/s" in stderr
+    assert "items/s" in stdout and "batch latency ms (157 batches of up to 64): p50 " in stdout
+    assert " p99 " in stdout and f"wrote 1 output(s) of 10000 items to {out}" in stdout
+    with np.load(out) as saved:
+        assert saved.files == ["y"]
+        np.testing.assert_allclose(saved["y"], mlp_reference(x, weights), rtol=1e-4, atol=1e-6)
+    assert sorted(os.listdir(tmp_path)) == ["data.npy", "mlp.manifest.json", "mlp.webnn", "mlp.weights", "out.npz"]
+    umask = os.umask(0)
+    os.umask(umask)
+    assert os.stat(out).st_mode & 0o777 == 0o666 & ~umask  # as a plain open() would make it
+
+
+def test_a_malformed_item_stops_the_run_and_writes_nothing(mlp, tmp_path, capsys):
+    path, _ = mlp
+    x = np.random.default_rng(0).standard_normal((3000, MLP_WIDTH)).astype(np.float32)
+    x[2345, 17] = np.nan
+    np.save(tmp_path / "bad.npy", x)
+    out = tmp_path / "out.npz"
+    out.write_bytes(b"an older file")
+    code, stdout, stderr = run_cli(capsys, "run", path, "--input", tmp_path / "bad.npy", "--output", out)
+    assert code == 1
+    assert (f"webnn run: error: BatchRunner: item 2345 of input 'x' is not finite (nan at [17]); --allow-non-finite "
+            f"runs it; nothing was written to {out}") in stderr
+    assert out.read_bytes() == b"an older file"
+    assert not [f for f in os.listdir(tmp_path) if f.endswith(".partial")]
+    code, stdout, stderr = run_cli(capsys, "run", path, "--input", tmp_path / "bad.npy", "--output", out,
+                                   "--allow-non-finite")
+    assert code == 0, stderr
+    with np.load(out) as saved:
+        assert np.isnan(saved["y"][2345]).all() and np.isfinite(np.delete(saved["y"], 2345, axis=0)).all()
+
+
+def test_ctrl_c_leaves_a_message_and_no_file(mlp, tmp_path):
+    import signal
+
+    path, _ = mlp
+    np.save(tmp_path / "big.npy", np.random.default_rng(0).standard_normal((400000, MLP_WIDTH)).astype(np.float32))
+    out = tmp_path / "out.npz"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "webnn.cli", "run", str(path), "--input", str(tmp_path / "big.npy"), "--batch-size",
+         "1", "--output", str(out)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+        env={**os.environ, "WEBNN_PROGRESS_AFTER": "0", "PYTHONUNBUFFERED": "1"})
+    line = process.stderr.readline()
+    while line and not line.startswith("progress:"):
+        line = process.stderr.readline()
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 130, stderr
+    assert "webnn run: interrupted after " in stderr and f"of 400000 items; nothing was written to {out}" in stderr
+    assert not out.exists() and not [f for f in os.listdir(tmp_path) if f.endswith(".partial")]
+
+
+def test_run_a_data_set_from_npz_with_two_inputs(tmp_path, capsys):
+    (tmp_path / "two.webnn").write_text("""\
+webnn_graph "two" v1 {
+  inputs { a: f32[dyn("batch", 100), 3]; b: i32[dyn("batch", 100), 2]; }
+  consts { two: f32[] @scalar(2.0); }
+  nodes { y = mul(a, two); z = add(b, b); }
+  outputs { y; z; }
+}
+""")
+    a = np.random.default_rng(1).standard_normal((37, 3)).astype(np.float32)
+    b = np.arange(74, dtype=np.int64).reshape(37, 2)  # int64 that fits: converted
+    np.savez(tmp_path / "data.npz", a=a, b=b)
+    code, stdout, stderr = run_cli(capsys, "run", tmp_path / "two.webnn", "--input", tmp_path / "data.npz",
+                                   "--batch-size", 8, "--workers", 2, "--threads", 1, "--output", tmp_path / "o.npz")
+    assert code == 0, stderr
+    assert "37 items, batch 8, 2 worker(s) x 1 thread(s)" in stderr
+    with np.load(tmp_path / "o.npz") as saved:
+        np.testing.assert_array_equal(saved["y"], a * 2)
+        np.testing.assert_array_equal(saved["z"], (b * 2).astype(np.int32))
+    np.savez(tmp_path / "wrong.npz", a=a)
+    code, _, stderr = run_cli(capsys, "run", tmp_path / "two.webnn", "--input", tmp_path / "wrong.npz", "--output",
+                              tmp_path / "o.npz")
+    assert code == 1 and "the model's inputs are ['a', 'b'], the file has ['a']" in stderr
+    np.save(tmp_path / "a.npy", a)
+    np.save(tmp_path / "b.npy", b[:30])
+    code, _, stderr = run_cli(capsys, "run", tmp_path / "two.webnn", "--input", f"a={tmp_path / 'a.npy'}", "--input",
+                              f"b={tmp_path / 'b.npy'}", "--output", tmp_path / "o.npz")
+    assert code == 1 and "the same number of items" in stderr
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--output", "out.npy"], "written as one .npz file"),
+    (["--batch-size", "0"], "--batch-size must be at least 1"),
+    (["--batch-size", "4", "--output-dir", "d"], "--output-dir is for a single run"),
+])
+def test_data_set_mistakes_print_one_line(mlp, tmp_path, capsys, extra, message):
+    path, _ = mlp
+    np.save(tmp_path / "data.npy", np.zeros((4, MLP_WIDTH), np.float32))
+    code, _, stderr = run_cli(capsys, "run", path, "--input", tmp_path / "data.npy", *extra)
+    assert code == 1 and message in stderr and len(stderr.strip().splitlines()) == 1
+
+
+def test_run_a_data_set_through_an_onnx_model(tmp_path, capsys):
+    weight = _tiny_onnx(tmp_path / "tiny.onnx")
+    x = np.random.default_rng(2).standard_normal((50, 4)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    code, _, stderr = run_cli(capsys, "run", tmp_path / "tiny.onnx", "--input", tmp_path / "x.npy", "--batch-size",
+                              7, "--output", tmp_path / "y.npz")
+    assert code == 0, stderr
+    with np.load(tmp_path / "y.npz") as saved:
+        np.testing.assert_allclose(saved["y"], np.maximum(x @ weight, 0), rtol=1e-5, atol=1e-5)

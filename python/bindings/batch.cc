@@ -105,6 +105,8 @@ void init_batch(py::module_& m) {
           py::arg("id"), py::arg("timeout_ms") = -1)
       .def_property_readonly("items_done", [](PyBatchRunner& r) { return r.get().items_done(); })
       .def_property_readonly("items_submitted", [](PyBatchRunner& r) { return r.get().items_submitted(); })
+      .def("take_latencies_ms", [](PyBatchRunner& r) { return r.get().take_latencies_ms(); },
+           "Milliseconds per batch finished since the last call (taken -> results landed).")
       .def("cancel", [](PyBatchRunner& r) { r.get().cancel(); })
       .def("close", [](PyBatchRunner& r) {
         std::optional<BatchRunner> closing = std::move(r.runner);

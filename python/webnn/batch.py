@@ -10,6 +10,7 @@ its own context (contexts share packed weights), batches taken by whichever work
 results written straight into the output arrays in item order, the GIL released while it runs.
 """
 import os
+import time
 
 import numpy as np
 
@@ -144,6 +145,7 @@ class BatchRunner:
         self._outputs = {n: (numpy_dtype(d["dataType"]), tuple(d["shape"][1:]))
                          for n, d in self._runner.output_descriptors.items()}
         self._split = (b, self._runner.workers, self._runner.threads_per_worker)
+        self._reported = 0.0  # when progress was last reported
 
     # ------------------------------------------------------------------ what it runs
     @property
@@ -235,9 +237,15 @@ class BatchRunner:
 
     # ------------------------------------------------------------------ running
     def _wait(self, job, progress, total, base):
-        while not self._runner.wait(job, _WAIT_MS):
-            if progress is not None:
+        """Waits for `job`, reporting progress about every 0.1 s (also when jobs finish quickly)."""
+        while True:
+            done = self._runner.wait(job, _WAIT_MS)
+            now = time.monotonic()
+            if progress is not None and (not done or now - self._reported >= _WAIT_MS / 1e3):
+                self._reported = now
                 progress(self._runner.items_done - base, total)
+            if done:
+                return
 
     def _abandon(self, last_job):
         """After Ctrl-C or an error: drop what has not started, let the batches in flight land."""
@@ -260,7 +268,9 @@ class BatchRunner:
         arrays, count = self._named(inputs)
         outputs = {n: np.empty((count,) + s, t) for n, (t, s) in self._outputs.items()}
         # Chunks of a few batches per worker: converted and checked while earlier ones run.
-        chunk = max(self.batch_size * self.workers * 4, 1)
+        item_bytes = sum(np.dtype(t).itemsize * int(np.prod(s)) for t, s in self._inputs.values())
+        chunk = max(self.batch_size * self.workers * 4, min(256, (16 << 20) // max(item_bytes, 1)))
+        chunk = -(-chunk // self.batch_size) * self.batch_size  # whole batches
         base = self._runner.items_done
         pending, last = [], None
         try:
@@ -314,6 +324,11 @@ class BatchRunner:
         except BaseException:
             self._abandon(last)
             raise
+
+    def take_batch_latencies(self):
+        """Seconds per batch finished since the last call, from a worker taking the batch to its
+        results landing in the output arrays (an array, in the order the batches finished)."""
+        return np.asarray(self._runner.take_latencies_ms(), np.float64) / 1e3
 
     def close(self):
         """Waits for the batches in flight and releases the contexts."""

@@ -11,6 +11,7 @@ import argparse
 import importlib
 import os
 import sys
+import tempfile
 import time
 
 import numpy as np
@@ -257,6 +258,8 @@ def _info(args):
 def _run(args):
     if args.model is None:
         return _demo(args)
+    if args.batch_size is not None or args.output is not None:
+        return _run_data_set(args)
     context = webnn.create_context()
     graph, summary = _load(args.model, context, dim_args=args.dim, shape_args=args.input_shape)
     inputs = _read_inputs(graph, args.input, np.random.default_rng(args.seed))
@@ -283,12 +286,146 @@ def _run(args):
     return 0
 
 
-class _Progress:
-    """A progress bar on stderr for runs longer than ~2 s: redrawn in place on a terminal, a line
-    per 10% otherwise."""
+def _data_set(graph_inputs, input_args):
+    """{input name: array} from --input data.npy (one-input models), data.npz (arrays named like the
+    inputs) or NAME=FILE.npy; .npy files are memory-mapped, not read whole."""
+    if not input_args:
+        raise UsageError("--input is required with --batch-size or --output: a .npy or .npz data set")
 
-    def __init__(self, total, stream=None):
+    def load(path, what):
+        try:
+            return np.load(path, mmap_mode="r", allow_pickle=False)
+        except (OSError, ValueError) as error:
+            raise UsageError(f"{what}: cannot read '{path}' ({error})") from None
+
+    if len(input_args) == 1 and "=" not in input_args[0]:
+        path = input_args[0]
+        data = load(path, "--input")
+        if isinstance(data, np.ndarray):
+            if len(graph_inputs) != 1:
+                raise UsageError(f"--input {path}: the model has inputs {sorted(graph_inputs)}; give a .npz with "
+                                 "an array per input, or NAME=FILE.npy for each")
+            return {graph_inputs[0]: data}
+        with data:
+            arrays = {name: data[name] for name in data.files}
+        unknown = sorted(set(arrays) - set(graph_inputs))
+        missing = sorted(set(graph_inputs) - set(arrays))
+        if unknown or missing:
+            raise UsageError(f"--input {path}: the model's inputs are {sorted(graph_inputs)}, the file has "
+                             f"{sorted(arrays)}")
+        return arrays
+    files = _parse_pairs(input_args, "--input")
+    if sorted(files) != sorted(graph_inputs):
+        raise UsageError(f"--input: the model's inputs are {sorted(graph_inputs)}, given {sorted(files)}")
+    return {name: load(path, f"--input {name}") for name, path in files.items()}
+
+
+def _model_input_names(path):
+    if path.lower().endswith(".onnx"):
+        import onnx
+
+        model = onnx.load(path, load_external_data=False)
+        initializers = {t.name for t in model.graph.initializer}
+        return [v.name for v in model.graph.input if v.name not in initializers], model
+    return [i["name"] for i in webnn.formats.summary(path)["inputs"]], None
+
+
+def _onnx_item_shapes(model, data):
+    """ONNX inputs whose first dimension is not fixed take their item shapes from the data."""
+    shapes = {}
+    for value in model.graph.input:
+        dims = value.type.tensor_type.shape.dim
+        if value.name in data and dims and not dims[0].dim_value:
+            shapes[value.name] = list(data[value.name].shape[1:])
+    return shapes
+
+
+def _run_data_set(args):
+    """`webnn run MODEL --input data.npy --batch-size B --output out.npz`: every item, in order."""
+    if not os.path.isfile(args.model):
+        raise UsageError(f"no such model file: {args.model}")
+    for option in ("batch_size", "workers", "threads"):
+        value = getattr(args, option)
+        if value is not None and value < 1:
+            raise UsageError(f"--{option.replace('_', '-')} must be at least 1")
+    if args.output_dir:
+        raise UsageError("--output-dir is for a single run; a data set's outputs go to --output FILE.npz")
+    if args.output is not None and not args.output.endswith(".npz"):
+        raise UsageError(f"--output {args.output}: the outputs are written as one .npz file (name it *.npz)")
+    names, onnx_model = _model_input_names(args.model)
+    data = _data_set(names, args.input)
+    counts = {len(a) if a.ndim else 0 for a in data.values()}
+    if len(counts) != 1 or 0 in counts:
+        raise UsageError("--input: every input array needs the same number of items along its first axis, got "
+                         + ", ".join(f"{n} {list(a.shape)}" for n, a in data.items()))
+    items = counts.pop()
+    options = {"dims": {k: int(v) for k, v in _parse_pairs(args.dim, "--dim").items()}}
+    if onnx_model is not None:
+        _onnx_module()
+        options["input_shapes"] = _onnx_item_shapes(onnx_model, data)
+        del onnx_model
+    elif args.input_shape:
+        raise UsageError("--input-shape applies to ONNX models only")
+    runner = webnn.BatchRunner(args.model, batch_size=args.batch_size, workers=args.workers,
+                               threads_per_worker=args.threads, items=items, **options)
+    print(f"model '{os.path.basename(args.model)}': {items} items, batch {runner.batch_size}, {runner.workers} "
+          f"worker(s) x {runner.threads_per_worker} thread(s)", file=sys.stderr)
+    progress = _Progress(items, unit="items")
+    start = time.perf_counter()
+    not_written = f"; nothing was written to {args.output}" if args.output else ""
+    try:
+        outputs = runner.run(data, progress=progress.update_total, check_finite=not args.allow_non_finite)
+    except KeyboardInterrupt:
+        progress.close()
+        print(f"webnn run: interrupted after {progress.done} of {items} items{not_written}", file=sys.stderr)
+        return 130
+    except (webnn.MLError, TypeError, ValueError) as error:
+        progress.close()
+        message = str(error).replace("pass check_finite=False to run it", "--allow-non-finite runs it")
+        print(f"webnn run: error: {message}{not_written}", file=sys.stderr)
+        return 1
+    progress.close()
+    elapsed = time.perf_counter() - start
+    latencies = runner.take_batch_latencies()
+    runner.close()
+    p50, p90, p99 = (np.percentile(latencies, q) * 1e3 for q in (50, 90, 99))
+    print(f"{items} items in {elapsed:.2f} s: {items / elapsed:.1f} items/s")
+    print(f"batch latency ms ({len(latencies)} batches of up to {runner.batch_size}): p50 {p50:.2f}  p90 {p90:.2f}  "
+          f"p99 {p99:.2f}  max {latencies.max() * 1e3:.2f}")
+    for name in sorted(outputs):
+        print(f"output {name}: {_describe(outputs[name])}")
+    if args.output is not None:
+        _write_npz_atomically(args.output, outputs)
+        print(f"wrote {len(outputs)} output(s) of {items} items to {args.output}")
+    return 0
+
+
+def _write_npz_atomically(path, arrays):
+    """Writes beside the target and renames on success: a failed or interrupted write leaves no
+    file that looks complete (and an older file at `path` untouched)."""
+    directory = os.path.dirname(os.path.abspath(path))
+    handle, partial = tempfile.mkstemp(prefix=os.path.basename(path) + ".", suffix=".partial", dir=directory)
+    umask = os.umask(0)
+    os.umask(umask)
+    try:
+        os.chmod(partial, 0o666 & ~umask)  # as open() would make it, not mkstemp's 0600
+        with os.fdopen(handle, "wb") as stream:
+            np.savez(stream, **arrays)
+        os.replace(partial, path)
+    except BaseException:
+        os.unlink(partial)
+        raise
+
+
+class _Progress:
+    """A progress bar on stderr for runs longer than ~2 s (WEBNN_PROGRESS_AFTER seconds): redrawn in
+    place on a terminal, a line per 10% otherwise."""
+
+    def __init__(self, total, stream=None, unit=None):
         self.total = total
+        self.unit = unit  # shown with a rate: "items" -> "123.4 items/s"
+        self.done = 0
+        self.after = float(os.environ.get("WEBNN_PROGRESS_AFTER", "2"))  # seconds before the bar shows
         self.stream = stream or sys.stderr
         self.tty = hasattr(self.stream, "isatty") and self.stream.isatty()
         self.start = time.perf_counter()
@@ -297,8 +434,9 @@ class _Progress:
         self.last_draw = 0.0
 
     def update(self, done):
+        self.done = done
         now = time.perf_counter()
-        if now - self.start < 2.0:
+        if now - self.start < self.after:
             return
         fraction = done / self.total
         if self.tty:
@@ -306,16 +444,22 @@ class _Progress:
                 return
             width = 30
             filled = int(width * fraction)
-            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total}")
+            self.stream.write(f"\r[{'#' * filled}{'.' * (width - filled)}] {done}/{self.total}{self._rate(done, now)}")
             self.last_draw = now
         else:
             step = int(fraction * 10)
             if step == self.last_step:
                 return
             self.last_step = step
-            self.stream.write(f"progress: {done}/{self.total}\n")
+            self.stream.write(f"progress: {done}/{self.total}{self._rate(done, now)}\n")
         self.shown = True
         self.stream.flush()
+
+    def _rate(self, done, now):
+        return f"  {done / (now - self.start):.1f} {self.unit}/s" if self.unit else ""
+
+    def update_total(self, done, total):
+        self.update(done)
 
     def close(self):
         if self.shown and self.tty:
@@ -387,10 +531,19 @@ def _parser():
 
     run = commands.add_parser("run", help="run a .webnn model once (the bundled demo without MODEL)")
     run.add_argument("model", nargs="?", help="a .webnn or .json graph (weights beside it), or an .onnx model")
-    run.add_argument("--input", action="append", metavar="NAME=FILE.npy", help="an input's data (default: random)")
+    run.add_argument("--input", action="append", metavar="NAME=FILE.npy",
+                     help="an input's data (default: random); with --batch-size/--output: DATA.npy, DATA.npz or "
+                          "NAME=FILE.npy holding many items")
     run.add_argument("--output-dir", metavar="DIR", help="save every output as DIR/<name>.npy")
     run.add_argument("--dim", action="append", metavar="NAME=N", help="the size of a dynamic dimension")
     run.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    run.add_argument("--batch-size", type=int, metavar="B",
+                     help="run a data set: --input holds many items along its first axis, run B at a time")
+    run.add_argument("--output", metavar="OUT.npz", help="run a data set and write every output to OUT.npz")
+    run.add_argument("--workers", type=int, help="data set: contexts run concurrently (default: chosen)")
+    run.add_argument("--threads", type=int, help="data set: threads per worker (default: chosen)")
+    run.add_argument("--allow-non-finite", action="store_true",
+                     help="data set: run float items holding NaN or inf instead of stopping at the first")
 
     bench = commands.add_parser("bench", help="measure a model's latency and throughput")
     bench.add_argument("model", help="a .webnn or .json graph (weights beside it), or an .onnx model")

@@ -84,6 +84,9 @@ class BatchRunner {
   // Items whose results have landed, across jobs.
   size_t items_done() const;
   size_t items_submitted() const;
+  // Each batch finished since the last call: milliseconds from a worker taking it to its results
+  // landing (copies in and out included), in the order they finished.
+  std::vector<double> take_latencies_ms();
   // Stops: batches not started are dropped, those in flight finish. Submits throw until wait()
   // has reported the cancellation.
   void cancel();

@@ -8,6 +8,7 @@
 #include <deque>
 #include <mutex>
 #include <thread>
+#include <utility>
 
 #include "core/thread_pool.h"
 #include "runtime/objects.h"
@@ -67,6 +68,7 @@ struct BatchTask {
   std::shared_ptr<Job> job;
   size_t offset = 0;  // within the job
   size_t count = 0;
+  std::chrono::steady_clock::time_point started;  // when a worker took it
 };
 
 }  // namespace
@@ -88,6 +90,7 @@ struct BatchRunner::Impl {
   uint64_t done_below = 0;  // every job with a smaller id is done
   size_t items_submitted = 0, items_done = 0;
   size_t in_flight = 0;  // batches taken by workers, not yet finished
+  std::vector<double> latencies_ms;  // per finished batch: taken -> results landed
   std::exception_ptr failure;
   bool cancelled = false, stopping = false;
   std::vector<std::thread> workers;
@@ -125,6 +128,7 @@ bool BatchRunner::Impl::take(BatchTask* task, bool block) {
   if (queue.empty()) return false;
   *task = std::move(queue.front());
   queue.pop_front();
+  task->started = std::chrono::steady_clock::now();
   ++in_flight;
   return true;
 }
@@ -173,9 +177,11 @@ void BatchRunner::Impl::finish(Slot& slot) {
     done_cv.notify_all();
     return;
   }
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - task.started).count();
   std::lock_guard<std::mutex> lock(mutex);
   --in_flight;
   items_done += task.count;
+  latencies_ms.push_back(ms);
   if (--task.job->batches_left == 0)
     while (!open_jobs.empty() && open_jobs.front()->batches_left == 0) {
       done_below = open_jobs.front()->id + 1;
@@ -449,6 +455,11 @@ size_t BatchRunner::items_done() const {
 size_t BatchRunner::items_submitted() const {
   std::lock_guard<std::mutex> lock(impl_->mutex);
   return impl_->items_submitted;
+}
+
+std::vector<double> BatchRunner::take_latencies_ms() {
+  std::lock_guard<std::mutex> lock(impl_->mutex);
+  return std::exchange(impl_->latencies_ms, {});
 }
 
 void BatchRunner::cancel() {
