@@ -778,3 +778,46 @@ def test_four_bit_errors(tmp_path, context):
         {"dataType": "int4", "shape": [5]}, np.zeros(5, np.int8)))
     with pytest.raises(webnn.DataError, match="safetensors cannot hold"):
         webnn.save(tmp_path / "st.webnn", {"y": y}, weights="safetensors")
+
+
+# ---------------------------------------------------------------- memory-mapped weights
+def _rss_anon_kib():
+    with open("/proc/self/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("RssAnon:"))
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux /proc")
+@pytest.mark.parametrize("weights", ["blob", "safetensors"])
+def test_weights_are_used_in_place_from_the_mapped_file(tmp_path, context, weights):
+    """Loading maps the weights file: the builder's constants are its pages (shared with every process
+    that maps it), not copies in private memory; results are the same."""
+    rng = np.random.default_rng(0)
+    big = rng.standard_normal((2048, 4096)).astype(np.float32)  # 32 MiB
+    small = np.arange(3, dtype=np.int8)  # 3 bytes: the next tensor starts unaligned in a blob
+    b = webnn.MLGraphBuilder(context)
+    x = b.input("x", data_type="float32", shape=[2, 2048])
+    k = b.input("k", data_type="int8", shape=[3])
+    y = b.matmul(x, b.constant(big))
+    z = b.add(k, b.constant(small))
+    w = b.mul(x, b.constant(np.full((2, 2048), 0.5, np.float32)))  # after `small`: copied if unaligned
+    path = tmp_path / "big.webnn"
+    webnn.save(path, {"y": y, "z": z, "w": w}, weights=weights)
+    weights_file = str(tmp_path / ("big.safetensors" if weights == "safetensors" else "big.weights"))
+    del b, x, k, y, z, w
+    before = _rss_anon_kib()
+    builder = webnn.MLGraphBuilder(context)
+    outputs = webnn.load_into(builder, path)
+    grew = _rss_anon_kib() - before
+    with open("/proc/self/maps") as maps:
+        assert weights_file in maps.read()
+    assert grew < 16 * 1024, f"private memory grew by {grew} KiB for 32 MiB of weights"
+    graph = builder.build(outputs)
+    xv = rng.standard_normal((2, 2048)).astype(np.float32)
+    out = graph.compute({"x": xv, "k": np.array([1, 2, 3], np.int8)})
+    np.testing.assert_allclose(out["y"], xv.astype(np.float64) @ big, rtol=1e-4, atol=1e-3)
+    np.testing.assert_array_equal(out["z"], [1, 3, 5])
+    np.testing.assert_array_equal(out["w"], xv * 0.5)
+    # A model saved from the loaded operands writes the mapped bytes back out.
+    webnn.save(tmp_path / "copy.webnn", outputs, weights=weights)
+    again = webnn.load(tmp_path / "copy.webnn", context)
+    np.testing.assert_array_equal(again.compute({"x": xv, "k": np.array([1, 2, 3], np.int8)})["y"], out["y"])

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -76,7 +77,16 @@ struct ModelConstant {
   std::string key;            // kWeights: the tensor's key in the weights file
   Number scalar;              // kScalar: the value of every element
   std::vector<uint8_t> data;  // little-endian row-major bytes; empty for kWeights until weights are read
+  // kWeights read by read_model: the bytes in place in the memory-mapped weights file (no copy;
+  // processes loading one file share its pages), kept mapped by this pointer; `data` stays empty.
+  // Weights that cannot be used in place (4-bit, or not aligned to their element size) are copied
+  // into `data` instead.
+  std::shared_ptr<const uint8_t> mapped;
+  size_t mapped_length = 0;
   int line = 0;
+
+  const uint8_t* bytes() const { return mapped ? mapped.get() : data.data(); }
+  size_t byte_length() const { return mapped ? mapped_length : data.size(); }
 };
 
 struct ModelOutput {

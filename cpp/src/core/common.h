@@ -35,6 +35,10 @@ std::string shape_to_string(const std::vector<uint32_t>& shape);
 class AlignedBuffer {
  public:
   explicit AlignedBuffer(size_t bytes);
+  // A view of `bytes` bytes at `data`, kept valid by `owner` (a memory-mapped weights file): no copy.
+  // Aligned only as its owner placed it (at least to the element size of what it holds).
+  AlignedBuffer(std::shared_ptr<const void> owner, uint8_t* data, size_t bytes)
+      : owner_(std::move(owner)), data_(data), size_(bytes) {}
   ~AlignedBuffer();
   AlignedBuffer(const AlignedBuffer&) = delete;
   AlignedBuffer& operator=(const AlignedBuffer&) = delete;
@@ -43,6 +47,7 @@ class AlignedBuffer {
   size_t size() const { return size_; }
 
  private:
+  std::shared_ptr<const void> owner_;  // a view's owner; then allocation_ is null
   void* allocation_ = nullptr;  // calloc's block (or the mapping); data_ is its first aligned byte
   size_t mapped_bytes_ = 0;     // > 0: allocation_ is a mapping of this length
   uint8_t* data_ = nullptr;

@@ -9,6 +9,13 @@
 #include <fstream>
 #include <sstream>
 
+#if defined(__unix__)
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#endif
+
 namespace webnn::formats {
 
 namespace {
@@ -242,6 +249,36 @@ std::string read_file(const std::string& path) {
   buffer << in.rdbuf();
   if (in.bad()) fail(path, "cannot read the file");
   return buffer.str();
+}
+
+MappedFile::~MappedFile() {
+#if defined(__unix__)
+  if (mapping) munmap(mapping, size);
+#endif
+}
+
+std::shared_ptr<MappedFile> map_file(const std::string& path) {
+  auto file = std::make_shared<MappedFile>();
+#if defined(__unix__)
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, str_cat("cannot open the file (", std::strerror(errno), ")"));
+  struct stat info {};
+  if (fstat(fd, &info) == 0 && S_ISREG(info.st_mode) && info.st_size > 0) {
+    void* mapping = mmap(nullptr, size_t(info.st_size), PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+    if (mapping != MAP_FAILED) {
+      close(fd);
+      file->mapping = mapping;
+      file->data = static_cast<uint8_t*>(mapping);
+      file->size = size_t(info.st_size);
+      return file;
+    }
+  }
+  close(fd);
+#endif
+  file->copy = read_file(path);
+  file->data = reinterpret_cast<uint8_t*>(file->copy.data());
+  file->size = file->copy.size();
+  return file;
 }
 
 void write_file(const std::string& path, const std::string& bytes) {

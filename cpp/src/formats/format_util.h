@@ -2,8 +2,10 @@
 #pragma once
 #include <webnn/model.h>
 
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/common.h"
 
@@ -55,6 +57,20 @@ std::vector<uint8_t> unpack_nibbles(DataType type, const uint8_t* packed, size_t
 
 // Whole-file read and write; throws DataError naming the file.
 std::string read_file(const std::string& path);
+// A whole file, memory-mapped privately (copy-on-write: the pages are the page cache's until
+// written) where the system can; read into memory otherwise.
+struct MappedFile {
+  uint8_t* data = nullptr;
+  size_t size = 0;
+  void* mapping = nullptr;  // munmap'ed with the object
+  std::string copy;         // the bytes when the file could not be mapped
+  std::string_view view() const { return {reinterpret_cast<const char*>(data), size}; }
+  MappedFile() = default;
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+  ~MappedFile();
+};
+std::shared_ptr<MappedFile> map_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);
 bool file_exists(const std::string& path);
 

@@ -6,6 +6,7 @@
 #include <unordered_map>
 
 #include "formats/format_util.h"
+#include "graph/builder_impl.h"
 #include "formats/model_io.h"
 #include "formats/origins.h"
 
@@ -137,13 +138,18 @@ class ModelBuilder {
     line_ = c.line;
     auto bytes = checked_byte_length(c.descriptor.data_type, c.descriptor.shape);
     if (!bytes) error(str_cat("constant '", c.name, "': the shape has more than 2^31-1 elements"));
-    if (c.data.size() != *bytes) {
-      if (c.init == ModelConstant::Init::kWeights && c.data.empty())
+    if (c.byte_length() != *bytes) {
+      if (c.init == ModelConstant::Init::kWeights && c.byte_length() == 0)
         error(str_cat("constant '", c.name, "' has no data: its weights were not read"));
-      error(str_cat("constant '", c.name, "' has ", c.data.size(), " bytes but ", data_type_name(c.descriptor.data_type),
-                    " ", shape_to_string(c.descriptor.shape), " needs ", *bytes));
+      error(str_cat("constant '", c.name, "' has ", c.byte_length(), " bytes but ",
+                    data_type_name(c.descriptor.data_type), " ", shape_to_string(c.descriptor.shape), " needs ", *bytes));
     }
-    Operand operand = checked([&] { return builder_.constant(c.descriptor, c.data.data(), c.data.size()); });
+    Operand operand = checked([&] {
+      if (!c.mapped) return builder_.constant(c.descriptor, c.data.data(), c.data.size());
+      // In place in the mapped weights file (copy-on-write: nothing writes constants).
+      auto view = std::make_shared<AlignedBuffer>(c.mapped, const_cast<uint8_t*>(c.mapped.get()), c.mapped_length);
+      return detail::constant_in_place(builder_, c.descriptor, std::move(view));
+    });
     OperandOrigin origin;
     origin.is_constant = true;
     origin.init = c.init;

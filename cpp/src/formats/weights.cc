@@ -24,12 +24,12 @@ struct TensorSlice {
   uint64_t length;
 };
 
-uint32_t read_u32(const std::string& bytes, size_t at) {
+uint32_t read_u32(std::string_view bytes, size_t at) {
   uint32_t v = 0;
   for (int i = 3; i >= 0; --i) v = (v << 8) | uint8_t(bytes[at + i]);
   return v;
 }
-uint64_t read_u64(const std::string& bytes, size_t at) {
+uint64_t read_u64(std::string_view bytes, size_t at) {
   uint64_t v = 0;
   for (int i = 7; i >= 0; --i) v = (v << 8) | uint8_t(bytes[at + i]);
   return v;
@@ -99,7 +99,7 @@ class WeightsReader {
                             " bytes; is it truncated?)"));
   }
 
-  std::map<std::string, TensorSlice> read_manifest(const std::string& manifest_path, const std::string& blob) {
+  std::map<std::string, TensorSlice> read_manifest(const std::string& manifest_path, std::string_view blob) {
     const std::string text = read_file(manifest_path);
     JsonValue root = parse_json(text, manifest_path);
     auto bad = [&](const std::string& message) { fail(manifest_path, message); };
@@ -141,12 +141,12 @@ class WeightsReader {
     return out;
   }
 
-  std::map<std::string, TensorSlice> read_safetensors(const std::string& file) {
+  std::map<std::string, TensorSlice> read_safetensors(std::string_view file) {
     if (file.size() < 8) error("", str_cat("the file is truncated (", file.size(), " bytes; a safetensors file starts with an 8-byte header length)"));
     uint64_t header_length = read_u64(file, 0);
     if (header_length > file.size() - 8)
       error("", str_cat("the header length ", header_length, " exceeds the file (", file.size(), " bytes)"));
-    JsonValue root = parse_json(file.substr(8, size_t(header_length)), path_ + " (header)");
+    JsonValue root = parse_json(std::string(file.substr(8, size_t(header_length))), path_ + " (header)");
     if (root.type != Type::kObject) error("", "the header must be a JSON object");
     const uint64_t data_start = 8 + header_length;
     std::map<std::string, TensorSlice> out;
@@ -228,7 +228,8 @@ void read_weights(Model& model, const WeightsLocation& location) {
     fail(at_line(model.source, wanted[0]->line),
          str_cat("constant '", wanted[0]->name, "' reads weights, but no manifest (", stem_of(model.source),
                  ".manifest.json or manifest.json) or ", stem_of(model.source), ".safetensors is beside the graph"));
-  const std::string file = read_file(location.weights_path);
+  const std::shared_ptr<MappedFile> mapped = map_file(location.weights_path);
+  const std::string_view file = mapped->view();
   WeightsReader reader(location.weights_path);
   const bool safetensors = location.manifest_path.empty();
   std::map<std::string, TensorSlice> slices =
@@ -244,11 +245,16 @@ void read_weights(Model& model, const WeightsLocation& location) {
       fail(where, str_cat("the graph declares ", data_type_name(c->descriptor.data_type), " ",
                           shape_to_string(c->descriptor.shape), " but ", listing, " has tensor '", c->key, "' as ",
                           data_type_name(s.data_type), " ", shape_to_string(s.shape)));
-    const auto* bytes = reinterpret_cast<const uint8_t*>(file.data()) + s.offset;
-    if (is_4bit(s.data_type))
+    const uint8_t* bytes = mapped->data + s.offset;
+    if (is_4bit(s.data_type)) {
       c->data = unpack_nibbles(s.data_type, bytes, element_count(s.shape));
-    else
+    } else if (mapped->mapping && reinterpret_cast<uintptr_t>(bytes) % data_type_size(s.data_type) == 0) {
+      c->mapped = std::shared_ptr<const uint8_t>(mapped, bytes);  // in place: the file stays mapped
+      c->mapped_length = size_t(s.length);
+      c->data.clear();
+    } else {
       c->data.assign(bytes, bytes + s.length);
+    }
   }
 }
 
@@ -259,13 +265,14 @@ void write_weights(const Model& model, const std::string& graph_path, WeightsFor
   for (const ModelConstant& c : model.constants) {
     if (c.init != ModelConstant::Init::kWeights) continue;
     auto bytes = checked_byte_length(c.descriptor.data_type, c.descriptor.shape);
-    if (!bytes || c.data.size() != *bytes)
-      throw Error(ErrorKind::kDataError, str_cat("save: constant '", c.name, "' has ", c.data.size(),
+    if (!bytes || c.byte_length() != *bytes)
+      throw Error(ErrorKind::kDataError, str_cat("save: constant '", c.name, "' has ", c.byte_length(),
                                                  " bytes, which does not match its type"));
     auto [it, inserted] = by_key.emplace(c.key, &c);
     if (inserted) {
       tensors.push_back(&c);
-    } else if (it->second->data != c.data || it->second->descriptor != c.descriptor) {
+    } else if (it->second->descriptor != c.descriptor ||
+               std::memcmp(it->second->bytes(), c.bytes(), c.byte_length()) != 0) {
       throw Error(ErrorKind::kDataError, str_cat("save: constants '", it->second->name, "' and '", c.name,
                                                  "' use the weight key '", c.key, "' but hold different tensors"));
     }
@@ -284,8 +291,8 @@ void write_weights(const Model& model, const std::string& graph_path, WeightsFor
       const ModelConstant& c = *tensors[i];
       header << (i ? ", " : "") << quote(c.key) << ": {\"dtype\": \"" << safetensors_type_name(c.descriptor.data_type)
              << "\", \"shape\": " << shape_to_string(c.descriptor.shape) << ", \"data_offsets\": [" << offset << ", "
-             << offset + c.data.size() << "]}";
-      offset += c.data.size();
+             << offset + c.byte_length() << "]}";
+      offset += c.byte_length();
     }
     header << "}";
     std::string head = header.str();
@@ -293,7 +300,7 @@ void write_weights(const Model& model, const std::string& graph_path, WeightsFor
     std::string file;
     append_le(file, head.size(), 8);
     file += head;
-    for (const ModelConstant* c : tensors) file.append(reinterpret_cast<const char*>(c->data.data()), c->data.size());
+    for (const ModelConstant* c : tensors) file.append(reinterpret_cast<const char*>(c->bytes()), c->byte_length());
     write_file(base + ".safetensors", file);
     return;
   }
@@ -307,7 +314,9 @@ void write_weights(const Model& model, const std::string& graph_path, WeightsFor
            << "  \"tensors\": {";
   for (size_t i = 0; i < tensors.size(); ++i) {
     const ModelConstant& c = *tensors[i];
-    const std::vector<uint8_t> stored = is_4bit(c.descriptor.data_type) ? pack_nibbles(c.data) : c.data;
+    const std::vector<uint8_t> stored = is_4bit(c.descriptor.data_type)
+                                            ? pack_nibbles(c.data)
+                                            : std::vector<uint8_t>(c.bytes(), c.bytes() + c.byte_length());
     manifest << (i ? ",\n" : "\n") << "    " << quote(c.key) << ": {\"dataType\": \""
              << data_type_name(c.descriptor.data_type) << "\", \"shape\": " << shape_to_string(c.descriptor.shape)
              << ", \"byteOffset\": " << blob.size() << ", \"byteLength\": " << stored.size()

@@ -29,9 +29,11 @@ Operand GraphBuilder::input(const std::string& name, const OperandDescriptor& de
   return impl_->add_operand(impl_, std::move(info));
 }
 
-Operand GraphBuilder::constant(const OperandDescriptor& descriptor, const void* data, size_t byte_length) {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->check_can_build("constant");
+namespace {
+Operand add_constant(const std::shared_ptr<BuilderImpl>& impl, const OperandDescriptor& descriptor, const void* data,
+                     size_t byte_length, BufferPtr adopted) {
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  impl->check_can_build("constant");
   check_dimensions(descriptor, "constant");
   if (byte_length != descriptor.byte_length())
     throw_type_error(str_cat("constant: the buffer has ", byte_length, " bytes but ", descriptor.to_string(),
@@ -40,10 +42,27 @@ Operand GraphBuilder::constant(const OperandDescriptor& descriptor, const void* 
   OperandInfo info;
   info.kind = OperandInfo::Kind::kConstant;
   info.desc = descriptor;
-  info.constant_data = std::make_shared<AlignedBuffer>(byte_length);
-  std::memcpy(info.constant_data->data(), data, byte_length);
-  return impl_->add_operand(impl_, std::move(info));
+  if (adopted) {
+    info.constant_data = std::move(adopted);
+  } else {
+    info.constant_data = std::make_shared<AlignedBuffer>(byte_length);
+    std::memcpy(info.constant_data->data(), data, byte_length);
+  }
+  return impl->add_operand(impl, std::move(info));
 }
+}  // namespace
+
+Operand GraphBuilder::constant(const OperandDescriptor& descriptor, const void* data, size_t byte_length) {
+  return add_constant(impl_, descriptor, data, byte_length, nullptr);
+}
+
+namespace detail {
+Operand constant_in_place(GraphBuilder& builder, const OperandDescriptor& descriptor, BufferPtr bytes) {
+  const void* data = bytes->data();
+  const size_t length = bytes->size();
+  return add_constant(builder.impl(), descriptor, data, length, std::move(bytes));
+}
+}  // namespace detail
 
 Operand GraphBuilder::constant(DataType data_type, const Number& value) {
   OperandDescriptor desc{data_type, {}};

@@ -29,6 +29,9 @@ struct BuilderImpl {
   }
 };
 
+// A constant whose bytes are `bytes` itself, not a copy (the model loader's memory-mapped weights).
+Operand constant_in_place(GraphBuilder& builder, const OperandDescriptor& descriptor, BufferPtr bytes);
+
 // Calls `visit` with the builder's graph under the builder's lock. The operands and nodes stay
 // readable after build().
 void visit_builder_graph(BuilderImpl* builder, const std::function<void(const GraphIR&)>& visit);
