@@ -1489,6 +1489,10 @@ class BatchRunner:
         yields its ``{output name: array}``, in order, while later ones run. At most a few batches
         per worker are read ahead. ``progress(done, None)`` as in :meth:`run`.
         """
+    def take_batch_latencies(self, *args: Any, **keywords: Any) -> Any:
+        """Seconds per batch finished since the last call, from a worker taking the batch to its
+        results landing in the output arrays (an array, in the order the batches finished).
+        """
     def close(self, *args: Any, **keywords: Any) -> Any:
         """Waits for the batches in flight and releases the contexts."""
 
