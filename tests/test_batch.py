@@ -322,3 +322,44 @@ def test_the_gil_is_released_while_it_runs():
     x = RNG.standard_normal((4000, 24)).astype(np.float32)
     with webnn.BatchRunner(build_mlp, batch_size=1, workers=1, threads_per_worker=1) as runner:
         assert _progress_while(lambda: runner.run(x)) > 0
+
+
+def test_threads_sharing_a_runner_get_their_own_results_and_errors():
+    import threading
+
+    xs = [RNG.standard_normal((700 + 13 * k, 24)).astype(np.float32) for k in range(4)]
+    xs[2][333, 0] = np.nan
+    results, errors = {}, {}
+    with webnn.BatchRunner(build_mlp, batch_size=3, workers=2) as runner:
+        def work(k):
+            try:
+                results[k] = runner.run(xs[k])
+            except webnn.DataError as error:
+                errors[k] = error
+
+        threads = [threading.Thread(target=work, args=(k,)) for k in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+    assert sorted(results) == [0, 1, 3] and sorted(errors) == [2]
+    assert "item 333 of input 'x'" in str(errors[2])
+    for k in (0, 1, 3):
+        check(results[k], xs[k])
+
+
+def test_a_failing_job_leaves_the_other_jobs_alone():
+    runner = _core.BatchRunner([build_mlp(webnn.create_context(), 4), build_mlp(webnn.create_context(), 4)])
+    x = RNG.standard_normal((40, 24)).astype(np.float32)
+    outs = [{"y": np.zeros((40, 5), np.float32), "s": np.zeros(40, np.float32)} for _ in range(3)]
+    jobs = [runner.submit(40, {"x": x}, o) for o in outs]
+    runner.cancel(jobs[1])
+    assert runner.wait(jobs[0]) and runner.wait(jobs[2])
+    try:
+        runner.wait(jobs[1])  # cancelled, unless it had finished before the cancel
+    except webnn.OperationError as error:
+        assert "cancelled (items 40-79)" in str(error)  # numbered across jobs by default
+    assert runner.wait(jobs[1])  # reported once
+    for k in (0, 2):
+        check(outs[k], x)
+    runner.close()

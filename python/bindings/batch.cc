@@ -107,7 +107,8 @@ void init_batch(py::module_& m) {
       .def_property_readonly("items_submitted", [](PyBatchRunner& r) { return r.get().items_submitted(); })
       .def("take_latencies_ms", [](PyBatchRunner& r) { return r.get().take_latencies_ms(); },
            "Milliseconds per batch finished since the last call (taken -> results landed).")
-      .def("cancel", [](PyBatchRunner& r) { r.get().cancel(); })
+      .def("cancel", [](PyBatchRunner& r, uint64_t id) { r.get().cancel(id); }, py::arg("id") = BatchRunner::kAllJobs,
+           "Cancels a job (default: every job); wait() then reports it.")
       .def("close", [](PyBatchRunner& r) {
         std::optional<BatchRunner> closing = std::move(r.runner);
         r.runner.reset();

@@ -247,15 +247,16 @@ class BatchRunner:
             if done:
                 return
 
-    def _abandon(self, last_job):
-        """After Ctrl-C or an error: drop what has not started, let the batches in flight land."""
-        if last_job is None:
-            return
-        self._runner.cancel()
-        try:
-            self._runner.wait(last_job)
-        except (MLError, TypeError):
-            pass  # the cancellation itself, or the failure being raised already
+    def _abandon(self, pending):
+        """After Ctrl-C or an error: drop the batches of `pending` jobs not started, and wait for
+        those in flight (they write into arrays this call owns)."""
+        for job, *_ in pending:
+            self._runner.cancel(job)
+        for job, *_ in pending:
+            try:
+                self._runner.wait(job)
+            except (MLError, TypeError):
+                pass  # the cancellation itself, or the failure being raised already
 
     def run(self, inputs, *, progress=None, check_finite=True):
         """Runs every item; returns ``{output name: array}`` with the items in input order.
@@ -272,14 +273,14 @@ class BatchRunner:
         chunk = max(self.batch_size * self.workers * 4, min(256, (16 << 20) // max(item_bytes, 1)))
         chunk = -(-chunk // self.batch_size) * self.batch_size  # whole batches
         base = self._runner.items_done
-        pending, last = [], None
+        pending = []
         try:
             for start in range(0, count, chunk):
                 stop = min(start + chunk, count)
                 parts = self._chunk(arrays, start, stop, check_finite, start)
                 views = {n: a[start:stop] for n, a in outputs.items()}
-                last = self._runner.submit(stop - start, parts, views, start)
-                pending.append((last, parts))  # the converted inputs live until their job is done
+                job = self._runner.submit(stop - start, parts, views, start)
+                pending.append((job, parts))  # the converted inputs live until their job is done
                 while len(pending) > 2:
                     self._wait(pending[0][0], progress, count, base)
                     pending.pop(0)
@@ -287,7 +288,7 @@ class BatchRunner:
                 self._wait(pending[0][0], progress, count, base)
                 pending.pop(0)
         except BaseException:
-            self._abandon(last)
+            self._abandon(pending)
             raise
         if progress is not None:
             progress(count, count)
@@ -298,7 +299,7 @@ class BatchRunner:
         yields its ``{output name: array}``, in order, while later ones run. At most a few batches
         per worker are read ahead. ``progress(done, None)`` as in :meth:`run`."""
         base = self._runner.items_done
-        pending, last, submitted = [], None, 0
+        pending, submitted = [], 0
         ahead = 2 * self.workers * self.batch_size
         try:
             iterator = iter(batches)
@@ -312,9 +313,9 @@ class BatchRunner:
                     arrays, count = self._named(element)
                     parts = self._chunk(arrays, 0, count, check_finite, submitted)
                     outputs = {n: np.empty((count,) + s, t) for n, (t, s) in self._outputs.items()}
-                    last = self._runner.submit(count, parts, outputs, submitted)
+                    job = self._runner.submit(count, parts, outputs, submitted)
                     submitted += count
-                    pending.append((last, outputs, count, parts))
+                    pending.append((job, outputs, count, parts))
                     continue
                 self._wait(pending[0][0], progress, None, base)
                 yield pending.pop(0)[1]
@@ -322,7 +323,7 @@ class BatchRunner:
                 self._wait(pending[0][0], progress, None, base)
                 yield pending.pop(0)[1]
         except BaseException:
-            self._abandon(last)
+            self._abandon(pending)
             raise
 
     def take_batch_latencies(self):

@@ -76,10 +76,10 @@ class BatchRunner {
   // Returns the job's id.
   uint64_t submit(size_t count, const std::map<std::string, const void*>& inputs,
                   const std::map<std::string, void*>& outputs, size_t first_item = SIZE_MAX);
-  // Waits up to `timeout_ms` (< 0: no limit) until job `id` and every job before it are done;
-  // true when they are. Throws the run's first failure, naming its item (after cancel(): an
-  // OperationError), once the batches in flight have finished; the runner then takes new jobs
-  // (the failed and cancelled ones are dropped).
+  // Waits up to `timeout_ms` (< 0: no limit) until job `id` is done; true when it is (or was
+  // reported before). Throws the job's first failure, naming its item (after cancel(): an
+  // OperationError), once the job's batches in flight have finished. A failure ends only its own
+  // job: the runner goes on with the others, and takes new ones.
   bool wait(uint64_t id, int64_t timeout_ms = -1);
   // Items whose results have landed, across jobs.
   size_t items_done() const;
@@ -87,9 +87,10 @@ class BatchRunner {
   // Each batch finished since the last call: milliseconds from a worker taking it to its results
   // landing (copies in and out included), in the order they finished.
   std::vector<double> take_latencies_ms();
-  // Stops: batches not started are dropped, those in flight finish. Submits throw until wait()
-  // has reported the cancellation.
-  void cancel();
+  // Cancels job `id` (every job by default): its batches not started are dropped, those in flight
+  // finish, and wait() reports the cancellation. A job already done is left alone.
+  static constexpr uint64_t kAllJobs = UINT64_MAX;
+  void cancel(uint64_t id = kAllJobs);
   // submit + wait, calling `progress(done, count)` on this thread about every 100 ms and at the end.
   void run(size_t count, const std::map<std::string, const void*>& inputs, const std::map<std::string, void*>& outputs,
            const std::function<void(size_t done, size_t total)>& progress = {});

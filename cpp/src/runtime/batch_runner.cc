@@ -61,7 +61,8 @@ struct Job {
   size_t count = 0;
   std::vector<const uint8_t*> inputs;  // by input index
   std::vector<uint8_t*> outputs;       // by output index
-  size_t batches_left = 0;
+  size_t batches_left = 0;             // neither finished nor dropped
+  std::exception_ptr error;            // the job failed (or was cancelled): its first error
 };
 
 struct BatchTask {
@@ -85,14 +86,11 @@ struct BatchRunner::Impl {
   std::mutex mutex;
   std::condition_variable work_cv, done_cv;
   std::deque<BatchTask> queue;
-  std::deque<std::shared_ptr<Job>> open_jobs;  // submitted, not all done; in id order
+  std::map<uint64_t, std::shared_ptr<Job>> jobs;  // submitted and not yet reported by wait()
   uint64_t next_id = 0;
-  uint64_t done_below = 0;  // every job with a smaller id is done
   size_t items_submitted = 0, items_done = 0;
-  size_t in_flight = 0;  // batches taken by workers, not yet finished
   std::vector<double> latencies_ms;  // per finished batch: taken -> results landed
-  std::exception_ptr failure;
-  bool cancelled = false, stopping = false;
+  bool stopping = false;
   std::vector<std::thread> workers;
 
   // One worker: two sets of tensors, so that one batch's inputs are copied while the other runs.
@@ -110,15 +108,32 @@ struct BatchRunner::Impl {
   bool take(BatchTask* task, bool block);
   void fill_inputs(Slot& slot, const BatchTask& task);
   void finish(Slot& slot);
-  void fail(const std::exception_ptr& error);
+  void settle(const BatchTask& task, std::exception_ptr error);
+  void drop_queued_locked(Job& job, std::exception_ptr error);
   void stop_and_join();
 };
 
-void BatchRunner::Impl::fail(const std::exception_ptr& error) {
+// Under the lock: the job fails with `error` (unless it already has); its batches not started go.
+void BatchRunner::Impl::drop_queued_locked(Job& job, std::exception_ptr error) {
+  if (!job.error) job.error = std::move(error);
+  const size_t before = queue.size();
+  queue.erase(std::remove_if(queue.begin(), queue.end(), [&](const BatchTask& t) { return t.job.get() == &job; }),
+              queue.end());
+  job.batches_left -= before - queue.size();
+  done_cv.notify_all();
+}
+
+// A batch a worker took is over: its results landed (no error) or it failed, failing its job.
+void BatchRunner::Impl::settle(const BatchTask& task, std::exception_ptr error) {
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - task.started).count();
   std::lock_guard<std::mutex> lock(mutex);
-  if (!failure) failure = error;
-  cancelled = true;
-  queue.clear();
+  --task.job->batches_left;
+  if (error) {
+    drop_queued_locked(*task.job, std::move(error));
+  } else {
+    items_done += task.count;
+    latencies_ms.push_back(ms);
+  }
   done_cv.notify_all();
 }
 
@@ -129,7 +144,6 @@ bool BatchRunner::Impl::take(BatchTask* task, bool block) {
   *task = std::move(queue.front());
   queue.pop_front();
   task->started = std::chrono::steady_clock::now();
-  ++in_flight;
   return true;
 }
 
@@ -171,23 +185,10 @@ void BatchRunner::Impl::finish(Slot& slot) {
         std::memcpy(task.job->outputs[o] + task.offset * output_item_bytes[o], slot.tail_out[o].data(),
                     task.count * output_item_bytes[o]);
   } catch (...) {
-    fail(std::current_exception());
-    std::lock_guard<std::mutex> lock(mutex);
-    --in_flight;
-    done_cv.notify_all();
+    settle(task, std::current_exception());
     return;
   }
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - task.started).count();
-  std::lock_guard<std::mutex> lock(mutex);
-  --in_flight;
-  items_done += task.count;
-  latencies_ms.push_back(ms);
-  if (--task.job->batches_left == 0)
-    while (!open_jobs.empty() && open_jobs.front()->batches_left == 0) {
-      done_below = open_jobs.front()->id + 1;
-      open_jobs.pop_front();
-    }
-  done_cv.notify_all();
+  settle(task, nullptr);
 }
 
 void BatchRunner::Impl::worker_loop(size_t index) {
@@ -238,14 +239,11 @@ void BatchRunner::Impl::worker_loop(size_t index) {
     } catch (const Error& e) {
       const std::string what = e.what();
       const bool named = what.rfind("batch: ", 0) == 0;
-      fail(std::make_exception_ptr(
-          named ? e : Error(e.kind(), str_cat("batch: ", items_text(task.job->first_item + task.offset, task.count),
-                                               " failed: ", what))));
-      {
-        std::lock_guard<std::mutex> lock(mutex);
-        --in_flight;
-        done_cv.notify_all();
-      }
+      settle(task, std::make_exception_ptr(
+                       named ? e
+                             : Error(e.kind(), str_cat("batch: ", items_text(task.job->first_item + task.offset,
+                                                                             task.count),
+                                                       " failed: ", what))));
       finish(other);
       continue;
     }
@@ -264,8 +262,7 @@ void BatchRunner::Impl::stop_and_join() {
   {
     std::lock_guard<std::mutex> lock(mutex);
     stopping = true;
-    cancelled = true;
-    queue.clear();
+    for (auto& [id, job] : jobs) drop_queued_locked(*job, nullptr);
   }
   work_cv.notify_all();
   for (auto& t : workers) t.join();
@@ -397,19 +394,11 @@ uint64_t BatchRunner::submit(size_t count, const std::map<std::string, const voi
   collect(inputs, r.input_names, job->inputs, "input");
   collect(outputs, r.output_names, job->outputs, "output");
   std::lock_guard<std::mutex> lock(r.mutex);
-  if (r.failure) std::rethrow_exception(r.failure);
-  if (r.cancelled) throw_error(ErrorKind::kInvalidStateError, "batch: the run was cancelled");
   job->id = r.next_id++;
   job->first_item = first_item == SIZE_MAX ? r.items_submitted : first_item;
   r.items_submitted += count;
   job->batches_left = (count + r.batch - 1) / r.batch;
-  if (job->batches_left == 0) {
-    if (r.open_jobs.empty()) r.done_below = job->id + 1;
-    else r.open_jobs.push_back(job);  // done, but after the jobs before it
-    r.done_cv.notify_all();
-    return job->id;
-  }
-  r.open_jobs.push_back(job);
+  r.jobs.emplace(job->id, job);
   for (size_t offset = 0; offset < count; offset += r.batch)
     r.queue.push_back(BatchTask{job, offset, std::min<size_t>(r.batch, count - offset)});
   r.work_cv.notify_all();
@@ -420,32 +409,15 @@ bool BatchRunner::wait(uint64_t id, int64_t timeout_ms) {
   Impl& r = *impl_;
   std::unique_lock<std::mutex> lock(r.mutex);
   if (id >= r.next_id) throw_type_error(str_cat("batch: no job ", id, " was submitted"));
-  auto settled = [&] { return r.done_below > id || r.failure || (r.cancelled && r.in_flight == 0); };
+  auto it = r.jobs.find(id);
+  if (it == r.jobs.end()) return true;  // reported before
+  const std::shared_ptr<Job> job = it->second;
+  auto settled = [&] { return job->batches_left == 0; };  // a failed job also waits for its batches in flight
   if (timeout_ms < 0) r.done_cv.wait(lock, settled);
   else if (!r.done_cv.wait_for(lock, std::chrono::milliseconds(timeout_ms), settled)) return false;
-  // Zero-item jobs behind the finished ones are done too.
-  while (!r.open_jobs.empty() && r.open_jobs.front()->batches_left == 0) {
-    r.done_below = r.open_jobs.front()->id + 1;
-    r.open_jobs.pop_front();
-  }
-  if (r.done_below > id) {
-    // A cancel that came after every job had finished dropped nothing.
-    if (r.cancelled && !r.failure && r.open_jobs.empty() && r.in_flight == 0) r.cancelled = false;
-    return true;
-  }
-  // Failed or cancelled: once the batches in flight have landed, report it and start afresh.
-  r.done_cv.wait(lock, [&] { return r.in_flight == 0; });
-  std::exception_ptr error =
-      r.failure ? r.failure
-                : std::make_exception_ptr(Error(ErrorKind::kOperationError,
-                                                str_cat("batch: cancelled after ", r.items_done, " of ",
-                                                        r.items_submitted, " items")));
-  r.failure = nullptr;
-  r.cancelled = false;
-  r.queue.clear();
-  r.open_jobs.clear();
-  r.done_below = r.next_id;
-  std::rethrow_exception(error);
+  r.jobs.erase(job->id);
+  if (job->error) std::rethrow_exception(job->error);
+  return true;
 }
 
 size_t BatchRunner::items_done() const {
@@ -462,11 +434,16 @@ std::vector<double> BatchRunner::take_latencies_ms() {
   return std::exchange(impl_->latencies_ms, {});
 }
 
-void BatchRunner::cancel() {
-  std::lock_guard<std::mutex> lock(impl_->mutex);
-  impl_->cancelled = true;
-  impl_->queue.clear();
-  impl_->done_cv.notify_all();
+void BatchRunner::cancel(uint64_t id) {
+  Impl& r = *impl_;
+  std::lock_guard<std::mutex> lock(r.mutex);
+  for (auto& [job_id, job] : r.jobs) {
+    if (id != kAllJobs && job_id != id) continue;
+    if (!job->error && job->batches_left)
+      r.drop_queued_locked(*job, std::make_exception_ptr(Error(
+                                     ErrorKind::kOperationError,
+                                     str_cat("batch: cancelled (", items_text(job->first_item, job->count), ")"))));
+  }
 }
 
 void BatchRunner::run(size_t count, const std::map<std::string, const void*>& inputs,
