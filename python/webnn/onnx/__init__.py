@@ -8,7 +8,9 @@ Every graph input needs a static shape: symbolic dimensions are pinned by name w
 ``override_dims={"batch": 1}``, unnamed ones (``?``, ``-1``) with ``input_shapes={"x": [...]}``.
 Subgraphs that compute only shapes (Shape, Gather, Concat, Range, ...) and every node whose inputs
 are all constants are evaluated with NumPy at conversion time, so the WebNN graph holds only the
-runtime work. ONNX ``bool`` tensors become ``uint8`` 0/1 operands.
+runtime work. ONNX ``bool`` tensors become ``uint8`` 0/1 operands. ``SUPPORTED_OPS`` lists the
+default-domain op types, then the ONNX Runtime contrib ops that its graph optimizer writes into the
+models it saves, by domain ("com.microsoft.FusedConv", "com.microsoft.SkipLayerNormalization", ...).
 
 Errors:
 

@@ -9,15 +9,18 @@ from .. import _core
 from .._api import MLGraphBuilder, create_context
 from .._errors import DataError, MLError, NotSupportedError
 from . import _folding, _prepare
-from ._registry import onnx_type_name, webnn_type
+from ._registry import DEFAULT_DOMAINS, handler_key, onnx_type_name, webnn_type
 from .ops import HANDLERS  # every handler registered
 
-SUPPORTED_OPS = tuple(sorted(HANDLERS))
+# Default-domain op types, then other domains' ops as "domain.OpType" ("com.microsoft.FusedConv").
+SUPPORTED_OPS = tuple(sorted(HANDLERS, key=lambda key: ("." in key, key)))
 
 # NumPy dtypes of values known at conversion time -> WebNN data types (bool as uint8 0/1).
 _NUMPY_TO_WEBNN = {"float32": "float32", "float16": "float16", "int32": "int32", "uint32": "uint32",
                    "int64": "int64", "uint64": "uint64", "int8": "int8", "uint8": "uint8", "bool": "uint8"}
-_DEFAULT_DOMAINS = ("", "ai.onnx")
+_OTHER_DOMAINS = {key.rsplit(".", 1)[0] for key in HANDLERS if "." in key}
+
+
 @functools.cache
 def dtype_name(dtype):
     """np.dtype.name, remembered (the property builds its string on every access)."""
@@ -40,7 +43,9 @@ class Converter:
 
     # ------------------------------------------------------------ errors
     def where(self):
-        return f"ONNX node '{self.label}' ({self.node.op_type})" if self.node is not None else "ONNX graph"
+        if self.node is None:
+            return "ONNX graph"
+        return f"ONNX node '{self.label}' ({handler_key(self.node.domain, self.node.op_type)})"
 
     def unsupported(self, reason):
         return NotSupportedError(f"{self.where()}: {reason}")
@@ -143,14 +148,18 @@ class Converter:
         for index, node in enumerate(nodes):
             self.node = node
             self.label = node.name or f"{node.op_type}_{index}"
-            if node.domain not in _DEFAULT_DOMAINS:
-                raise self.unsupported(f"the operator domain '{node.domain}' is not supported (only the default ONNX domain)")
-            if _folding.can_fold(self, node):
+            default_domain = node.domain in DEFAULT_DOMAINS
+            if not default_domain and node.domain not in _OTHER_DOMAINS:
+                raise self.unsupported(f"the operator domain '{node.domain}' is not supported (only the default "
+                                       f"ONNX domain and {', '.join(sorted(_OTHER_DOMAINS))})")
+            # Other domains' ops are not folded: the ONNX reference implementation has no such ops.
+            if default_domain and _folding.can_fold(self, node):
                 outputs = _folding.evaluate(self, node, opset)
             else:
-                handler = HANDLERS.get(node.op_type)
+                handler = HANDLERS.get(handler_key(node.domain, node.op_type))
                 if handler is None:
-                    raise self.unsupported("this operator has no WebNN mapping")
+                    raise self.unsupported("this operator has no WebNN mapping" if default_domain else
+                                           f"the {node.domain} operator {node.op_type} has no WebNN mapping")
                 outputs = handler(self, node, opset)
             if not isinstance(outputs, (list, tuple)):
                 outputs = [outputs]
@@ -209,7 +218,8 @@ def convert(model, context=None, *, override_dims=None, input_shapes=None, build
     except Exception as error:  # a malformed model that reached a corner of the importer
         converter = walk.get("converter")
         node = converter.node if converter is not None else None
-        where = f"node '{converter.label}' ({node.op_type})" if node is not None else "the model"
+        where = (f"node '{converter.label}' ({handler_key(node.domain, node.op_type)})" if node is not None
+                 else "the model")
         raise DataError(f"webnn.onnx: {where} could not be converted: malformed model? "
                         f"({type(error).__name__}: {error})") from error
 

@@ -1,7 +1,11 @@
 """The ONNX op registry: ``HANDLERS`` maps an op type to its handler, ``handles`` registers one, and
 the helpers and type tables the handler modules (``onnx/ops/``) share. Each handler takes
 ``(converter, node, opset)`` and returns the node's output values (MLOperands, or NumPy arrays for
-values known at conversion time)."""
+values known at conversion time).
+
+Ops of the default domain are keyed by their op type ("Conv"); ops of another domain by the domain
+and the op type, as ONNX Runtime's documentation names them ("com.microsoft.FusedConv"), so a node
+reaches a contrib handler only when its domain is that one."""
 import numpy as np
 
 from ._prepare import onnx_module
@@ -9,10 +13,18 @@ from ._prepare import onnx_module
 HANDLERS = {}
 
 
-def handles(*op_types):
+DEFAULT_DOMAINS = ("", "ai.onnx")
+
+
+def handler_key(domain, op_type):
+    """The HANDLERS key of an op type in a domain."""
+    return op_type if domain in DEFAULT_DOMAINS else f"{domain}.{op_type}"
+
+
+def handles(*op_types, domain=""):
     def register(function):
         for op_type in op_types:
-            HANDLERS[op_type] = function
+            HANDLERS[handler_key(domain, op_type)] = function
         return function
     return register
 

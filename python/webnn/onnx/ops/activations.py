@@ -66,7 +66,11 @@ def gelu(cv, node, opset):
         return cv.op("gelu", x)
     if approximate != "tanh":
         raise cv.unsupported(f"approximate='{approximate}' is not an ONNX Gelu mode")
-    # 0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))
+    return gelu_tanh(cv, x)
+
+
+def gelu_tanh(cv, x):
+    """0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))"""
     cube = cv.op("mul", cv.op("mul", x, x), x)
     inner = cv.op("add", x, cv.op("mul", cube, full_like(cv, x, 0.044715)))
     t = cv.op("tanh", cv.op("mul", inner, full_like(cv, x, math.sqrt(2.0 / math.pi))))

@@ -49,10 +49,15 @@ def _padding(pads):
 
 @handles("Conv")
 def conv(cv, node, opset):
-    attrs = attributes(node)
     x = cv.operand(node.input[0])
+    bias = cv.operand(node.input[2], x.data_type) if cv.has(node, 2) else None
+    return convolve(cv, attributes(node), x, cv.value(node.input[1]), bias)
+
+
+def convolve(cv, attrs, x, weight, bias=None):
+    """An ONNX Conv with these attributes of the operand x by weight (an array or an operand) and an
+    optional bias operand, as WebNN conv2d (1-D windows with a unit height)."""
     rank = len(x.shape)
-    weight = cv.value(node.input[1])
     kernel = list(weight.shape[2:])
     strides, dilations = _spatial_attrs(cv, attrs, rank)
     pads = _auto_pads(cv, attrs, x.shape[2:], kernel, strides, dilations)
@@ -62,8 +67,8 @@ def conv(cv, node, opset):
     if spatial == 1:
         strides, dilations, pads = [1] + strides, [1] + dilations, [(0, 0)] + pads
     options = {"padding": _padding(pads), "strides": strides, "dilations": dilations, "groups": attrs.get("group", 1)}
-    if cv.has(node, 2):
-        options["bias"] = cv.operand(node.input[2], x.data_type)
+    if bias is not None:
+        options["bias"] = bias
     filter_ = cv.operand(_as_2d(cv, weight, spatial), x.data_type)
     y = cv.op("conv2d", _as_2d(cv, x, spatial), filter_, **options)
     return y if spatial == 2 else reshape(cv, y, [y.shape[0], y.shape[1], y.shape[3]])

@@ -38,6 +38,40 @@ def pow_(cv, node, opset):
     return cv.op("pow", base, cv.operand(node.input[1], base.data_type))
 
 
+@handles("Mod")
+def mod(cv, node, opset):
+    """fmod=1: C's fmod, a - b·trunc(a / b), with the dividend's sign. fmod=0: the remainder with the
+    divisor's sign (Python's %): fmod's result plus b when it is nonzero and the signs differ.
+    Integer WebNN div truncates toward zero, so integers are exact; floats follow NumPy's fmod and
+    mod, infinities, NaN and signed zeros included (a - b·trunc(a / b) rounds once more than a
+    true fmod when the quotient is large). Division by zero is undefined for integers (as in ONNX)."""
+    fmod = int(attributes(node).get("fmod", 0))
+    a = cv.operand(node.input[0])
+    b = cv.operand(node.input[1], a.data_type)
+    data_type = a.data_type
+    zero = full_like(cv, a, 0)
+    if not is_float(data_type):
+        remainder = cv.op("sub", a, cv.op("mul", b, cv.op("div", a, b)))
+        if fmod or data_type.startswith("u"):
+            return remainder
+        differ = cv.op("notEqual", cv.op("lesser", remainder, zero), cv.op("lesser", b, zero))
+        adjust = cv.op("logicalAnd", cv.op("notEqual", remainder, zero), differ)
+        return cv.op("where", adjust, cv.op("add", remainder, b), remainder)
+    quotient = cv.op("div", a, b)
+    quotient = cv.op("where", cv.op("lesser", quotient, zero), cv.op("ceil", quotient), cv.op("floor", quotient))
+    remainder = cv.op("sub", a, cv.op("mul", b, quotient))
+    # fmod(a, ±inf) is a for a finite a (b · 0 above is NaN).
+    finite_by_infinite = cv.op("logicalAnd", cv.op("isInfinite", b), cv.op("logicalNot", cv.op("isInfinite", a)))
+    remainder = cv.op("where", finite_by_infinite, a, remainder)
+    if fmod:  # a zero remainder has the dividend's sign (a is finite there)
+        return cv.op("where", cv.op("equal", remainder, zero), cv.op("mul", a, zero), remainder)
+    differ = cv.op("notEqual", cv.op("lesser", remainder, zero), cv.op("lesser", b, zero))
+    adjust = cv.op("logicalAnd", cv.op("notEqual", remainder, zero), differ)
+    remainder = cv.op("where", adjust, cv.op("add", remainder, b), remainder)
+    signed_zero = cv.op("where", cv.op("lesser", b, zero), full_like(cv, a, -0.0), zero)  # the divisor's sign
+    return cv.op("where", cv.op("equal", remainder, zero), signed_zero, remainder)
+
+
 @handles("Max", "Min", "Sum", "Mean")
 def variadic(cv, node, opset):
     op = {"Max": "max", "Min": "min", "Sum": "add", "Mean": "add"}[node.op_type]

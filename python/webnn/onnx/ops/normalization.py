@@ -1,4 +1,4 @@
-"""Batch, instance, layer, group, Lp and mean-variance normalization."""
+"""Batch, instance, layer, group, Lp, mean-variance and local response normalization."""
 import numpy as np
 
 from .._registry import attributes, first_output_only, full_like, handles, normalize_axis, reshape
@@ -38,7 +38,7 @@ def instance_normalization(cv, node, opset):
     return cv.op("add", y, _per_channel(cv, node.input[2], x.data_type, rank))
 
 
-def _statistics(cv, x, axes, epsilon):
+def moments(cv, x, axes, epsilon):
     """(mean, 1/sqrt(var + epsilon)) over axes, kept as size-1 dims."""
     mean = cv.op("reduceMean", x, axes=axes, keepDimensions=True)
     centered = cv.op("sub", x, mean)
@@ -71,7 +71,7 @@ def layer_normalization(cv, node, opset):
     y = cv.op("layerNormalization", x, axes=axes, epsilon=epsilon, **options)
     outputs = [y]
     if any(node.output[1:]):
-        outputs.extend(_statistics(cv, x, axes, epsilon))
+        outputs.extend(moments(cv, x, axes, epsilon))
     return outputs
 
 
@@ -116,3 +116,28 @@ def mean_variance_normalization(cv, node, opset):
     mean_of_squares = cv.op("reduceMean", cv.op("mul", x, x), axes=axes, keepDimensions=True)
     std = cv.op("sqrt", cv.op("sub", mean_of_squares, cv.op("mul", mean, mean)))
     return cv.op("div", cv.op("sub", x, mean), cv.op("add", std, full_like(cv, x, 1e-9)))
+
+
+@handles("LRN")
+def lrn(cv, node, opset):
+    """y = x / (bias + alpha / size · Σ x²)^beta, the sum over the channels c - floor((size - 1) / 2)
+    .. c + ceil((size - 1) / 2) that exist: the squares as [N, 1, C, rest] convolved with a [size, 1]
+    window of ones, zero-padded along C."""
+    attrs = attributes(node)
+    if "size" not in attrs:
+        raise TypeError(f"{cv.where()}: the size attribute is required")
+    size = int(attrs["size"])
+    if size < 1:
+        raise TypeError(f"{cv.where()}: size must be positive, got {size}")
+    alpha, beta, bias = attrs.get("alpha", 1e-4), attrs.get("beta", 0.75), attrs.get("bias", 1.0)
+    x = cv.operand(node.input[0])
+    shape = list(x.shape)
+    if len(shape) < 2:
+        raise TypeError(f"{cv.where()}: X must have rank 2 or more (N x C x ...), got shape {shape}")
+    rest = int(np.prod(shape[2:], dtype=np.int64))
+    squares = reshape(cv, cv.op("mul", x, x), [shape[0], 1, shape[1], rest])
+    before = (size - 1) // 2
+    window = cv.operand(np.ones([1, 1, size, 1], x.data_type))
+    sums = reshape(cv, cv.op("conv2d", squares, window, padding=[before, size - 1 - before, 0, 0]), shape)
+    base = cv.op("add", cv.op("mul", sums, full_like(cv, x, alpha / size)), full_like(cv, x, bias))
+    return cv.op("div", x, cv.op("pow", base, full_like(cv, x, beta)))

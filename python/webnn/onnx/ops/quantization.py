@@ -1,7 +1,19 @@
-"""QuantizeLinear, DequantizeLinear and their relatives."""
+"""QuantizeLinear, DequantizeLinear and their relatives: DynamicQuantizeLinear, MatMulInteger and
+ConvInteger.
+
+MatMulInteger and ConvInteger take int8/uint8 operands minus their zero points; WebNN's matmul and
+conv2d take floats, so the centered operands are float32 (integers of magnitude <= 255), the
+product runs in float32 and the result is cast to int32. That is exact while every partial sum
+stays within 2^24 (float32 holds every integer up to 2^24 in magnitude), whatever order the kernel
+adds in: the reduction (K, or input channels) is split into ranges whose sums of magnitudes are
+bounded by 2^24 (from a constant weight's actual values, else from the data type's range), each
+range's result is cast to int32 and the ranges are added in int32.
+"""
 import numpy as np
 
-from .._registry import attributes, handles, reshape, webnn_type
+from .._registry import attributes, full_like, handles, reshape, webnn_type
+from .conv_pool import convolve
+from .linear import drop_vector_dims
 
 
 # ---------------------------------------------------------------- quantization
@@ -43,3 +55,160 @@ def quantize(cv, node, opset):
     zero = (_quantization_parameter(cv, node.input[2], x.shape, axis, block_size, x.data_type) if cv.has(node, 2)
             else cv.operand(np.zeros(scale.shape, x.data_type)))
     return cv.op("dequantizeLinear", x, scale, zero)
+
+
+# ---------------------------------------------------------------- dynamic quantization
+@handles("DynamicQuantizeLinear")
+def dynamic_quantize_linear(cv, node, opset):
+    """uint8 quantization over the range of x widened to hold 0: scale = (max(x, 0) - min(x, 0)) / 255
+    (1 when x is all zeros, as in ONNX Runtime), zero point = saturate(roundEven(-min / scale)),
+    y = saturate(roundEven(x / scale) + zero point) (WebNN quantizeLinear)."""
+    x = cv.operand(node.input[0])
+    if x.data_type != "float32":
+        raise cv.unsupported(f"x is {x.data_type}; DynamicQuantizeLinear takes float32")
+    zero = full_like(cv, x, 0)
+    low = cv.op("min", cv.op("reduceMin", x, keepDimensions=True), zero)
+    high = cv.op("max", cv.op("reduceMax", x, keepDimensions=True), zero)
+    spread = cv.op("sub", high, low)
+    scale = cv.op("where", cv.op("equal", spread, zero), full_like(cv, x, 1),
+                  cv.op("div", spread, full_like(cv, x, 255)))
+    zero_point = cv.op("cast", cv.op("clamp", cv.op("roundEven", cv.op("neg", cv.op("div", low, scale))),
+                                     minValue=0, maxValue=255), "uint8")
+    y = cv.op("quantizeLinear", x, scale, zero_point)
+    return [y, reshape(cv, scale, []), reshape(cv, zero_point, [])]
+
+
+# ---------------------------------------------------------------- integer products
+_INTEGER_RANGES = {"uint8": (0, 255), "int8": (-128, 127)}
+_EXACT_LIMIT = 2.0 ** 24  # float32 holds every integer of at most this magnitude
+
+
+def _centered(cv, node, index, zero_index, what, zero_shape):
+    """Input ``index`` minus its zero point (input ``zero_index``, reshaped by ``zero_shape``) in
+    float32: (value, magnitude), value a NumPy array when known at conversion time (its magnitude
+    is then read from it: None), else an operand with a bound on its magnitude."""
+    name = node.input[index]
+    data_type = cv.dtype(name)
+    if data_type not in _INTEGER_RANGES:
+        raise cv.unsupported(f"{what} is {data_type}; only int8 and uint8 are supported")
+    low, high = _INTEGER_RANGES[data_type]
+    value = cv.value(name)
+    zero = None
+    if cv.has(node, zero_index):
+        zero = cv.value(node.input[zero_index])
+        zero = reshape(cv, zero, zero_shape(list(zero.shape)))
+    if isinstance(value, np.ndarray) and (zero is None or isinstance(zero, np.ndarray)):
+        return value.astype(np.float32) - (0 if zero is None else zero.astype(np.float32)), None
+    operand = cv.op("cast", cv.operand(value), "float32")
+    if zero is None:
+        return operand, max(-low, high)
+    operand = cv.op("sub", operand, cv.operand(zero, "float32"))
+    if isinstance(zero, np.ndarray):
+        zero = zero.astype(np.int64)
+        return operand, int(max(high - zero.min(), zero.max() - low))
+    return operand, high - low
+
+
+def _magnitude(value, bound):
+    return float(np.abs(value).max(initial=0)) if bound is None else float(bound)
+
+
+def _exact_ranges(weights):
+    """[(start, stop)]: consecutive ranges of the rows of ``weights`` (each row's bound on its terms'
+    magnitudes, per output column) whose column sums stay within 2^24."""
+    count = weights.shape[0]
+    ranges, start = [], 0
+    while start < count:
+        totals = np.cumsum(weights[start:], axis=0, dtype=np.float64)
+        over = np.nonzero((totals > _EXACT_LIMIT).any(axis=1))[0]
+        stop = start + max(int(over[0]), 1) if over.size else count
+        ranges.append((start, stop))
+        start = stop
+    return ranges
+
+
+def _slice_axis(cv, value, axis, start, stop):
+    if start == 0 and stop == value.shape[axis]:
+        return value
+    if isinstance(value, np.ndarray):
+        return np.take(value, np.arange(start, stop), axis=axis)
+    starts = [0] * len(value.shape)
+    sizes = [int(d) for d in value.shape]
+    starts[axis], sizes[axis] = start, stop - start
+    return cv.op("slice", value, starts, sizes)
+
+
+def _sum_int32(cv, parts):
+    result = cv.op("cast", parts[0], "int32")
+    for part in parts[1:]:
+        result = cv.op("add", result, cv.op("cast", part, "int32"))
+    return result
+
+
+@handles("MatMulInteger")
+def matmul_integer(cv, node, opset):
+    a_rank, b_rank = cv.rank(node.input[0]), cv.rank(node.input[1])
+
+    # a_zero_point: per tensor, or per row (an M-vector for a 2-D A, [..., M, 1] for more dims);
+    # b_zero_point: per tensor, or per column (an N-vector, or [..., 1, N]).
+    def a_zero_shape(shape):
+        if len(shape) == 1:
+            return [] if shape[0] == 1 else [shape[0], 1]
+        return shape
+
+    def b_zero_shape(shape):
+        return [] if len(shape) == 1 and shape[0] == 1 else shape
+
+    a, a_bound = _centered(cv, node, 0, 2, "A", a_zero_shape)
+    b, b_bound = _centered(cv, node, 1, 3, "B", b_zero_shape)
+    if a_rank == 1:
+        a = reshape(cv, a, [1, a.shape[0]])
+    if b_rank == 1:
+        b = reshape(cv, b, [b.shape[0], 1])
+    k = int(a.shape[-1])
+    if isinstance(b, np.ndarray):
+        weights = np.moveaxis(np.abs(b.astype(np.float64)), -2, 0).reshape(k, -1) * _magnitude(a, a_bound)
+    elif isinstance(a, np.ndarray):
+        weights = np.moveaxis(np.abs(a.astype(np.float64)), -1, 0).reshape(k, -1) * _magnitude(b, b_bound)
+    else:
+        weights = np.full((k, 1), float(a_bound) * float(b_bound))
+    parts = [cv.op("matmul", cv.operand(_slice_axis(cv, a, len(a.shape) - 1, start, stop)),
+                   cv.operand(_slice_axis(cv, b, len(b.shape) - 2, start, stop)))
+             for start, stop in _exact_ranges(weights)]
+    return drop_vector_dims(cv, _sum_int32(cv, parts), a_rank, b_rank)
+
+
+@handles("ConvInteger")
+def conv_integer(cv, node, opset):
+    attrs = attributes(node)
+    w_rank = cv.rank(node.input[1])
+
+    def per_tensor(shape):
+        if int(np.prod(shape, dtype=np.int64)) != 1:
+            raise cv.unsupported(f"a per-channel x_zero_point (shape {shape}) is not supported; ONNX defines a "
+                                 "scalar one")
+        return []
+
+    def per_tensor_or_channel(shape):
+        if int(np.prod(shape, dtype=np.int64)) == 1:
+            return []
+        return [int(np.prod(shape, dtype=np.int64))] + [1] * (w_rank - 1)  # one per output channel
+
+    x, x_bound = _centered(cv, node, 0, 2, "x", per_tensor)
+    w, w_bound = _centered(cv, node, 1, 3, "w", per_tensor_or_channel)
+    x = cv.operand(x)
+    channels = int(w.shape[1])  # input channels per group
+    if isinstance(w, np.ndarray):  # weights[c, m]: output channel m's bound from input channel c
+        weights = np.abs(w.astype(np.float64)).reshape(w.shape[0], channels, -1).sum(axis=2).T
+        weights *= _magnitude(x, x_bound)
+    else:
+        weights = np.full((channels, 1), float(np.prod(w.shape[2:])) * float(x_bound) * float(w_bound))
+    ranges = _exact_ranges(weights)
+    if len(ranges) == 1:
+        return cv.op("cast", convolve(cv, attrs, x, w), "int32")
+    if attrs.get("group", 1) != 1:
+        raise cv.unsupported("the sums may exceed 2^24, where float32 convolution stops being exact, and "
+                             "splitting the input channels is supported only for group=1")
+    parts = [convolve(cv, attrs, _slice_axis(cv, x, 1, start, stop), _slice_axis(cv, w, 1, start, stop))
+             for start, stop in ranges]
+    return _sum_int32(cv, parts)

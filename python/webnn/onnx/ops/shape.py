@@ -39,6 +39,42 @@ def eye_like(cv, node, opset):
     return np.eye(shape[0], shape[1], attrs.get("k", 0), dtype=np.bool_ if attrs.get("dtype") == 9 else dtype)
 
 
+@handles("OneHot")
+def one_hot(cv, node, opset):
+    """where(equal(index, iota), on, off): the index gets a unit axis at ``axis`` and is compared with
+    [0, depth) along it. Negative indices count from depth; indices outside [-depth, depth) match no
+    position and give all off values, as the operator text and ONNX Runtime say."""
+    indices = cv.operand(node.input[0])
+    depth = scalar(cv.const(node.input[1], "depth"))
+    if depth != int(depth) or depth < 1:
+        raise TypeError(f"{cv.where()}: depth must be a positive integer, got {depth}")
+    depth = int(depth)
+    values = cv.value(node.input[2])
+    if list(values.shape) != [2]:
+        raise TypeError(f"{cv.where()}: values must be [off_value, on_value], got shape {list(values.shape)}")
+    rank = len(indices.shape)
+    axis = normalize_axis(cv, attributes(node).get("axis", -1), rank + 1)
+    index_type = indices.data_type
+    if index_type in ("float32", "float16"):  # ONNX Runtime truncates non-integer indices toward zero
+        index_type = "int64"
+    elif index_type in ("int8", "uint8"):  # wide enough for depth
+        index_type = "int32"
+    if index_type != indices.data_type:
+        indices = cv.op("cast", indices, index_type)
+    if not index_type.startswith("u"):
+        negative = cv.op("lesser", indices, cv.operand(np.array(0, index_type)))
+        indices = cv.op("where", negative, cv.op("add", indices, cv.operand(np.array(depth, index_type))), indices)
+    shape = list(indices.shape)
+    index = reshape(cv, indices, shape[:axis] + [1] + shape[axis:])
+    positions = np.arange(depth, dtype=index_type).reshape([depth] + [1] * (rank - axis))
+    hot = cv.op("equal", index, cv.operand(positions))
+    if isinstance(values, np.ndarray):
+        off, on = (cv.operand(np.array(values[i])) for i in (0, 1))
+    else:
+        off, on = (reshape(cv, cv.op("slice", values, [i], [1]), []) for i in (0, 1))
+    return cv.op("where", hot, on, off)
+
+
 @handles("NonZero", "Unique", "Compress", "ConstantOfShape", "Range")
 def data_dependent(cv, node, opset):
     raise cv.unsupported("the output shape or content depends on run-time values, which WebNN cannot express "

@@ -1,0 +1,554 @@
+"""webnn.onnx's mappings of Einsum, OneHot, Mod, LRN, If, DynamicQuantizeLinear, MatMulInteger,
+ConvInteger and ONNX Runtime's com.microsoft contrib ops (FusedConv, Gelu, FastGelu, BiasGelu,
+QuickGelu, SkipLayerNormalization), compared with ONNX Runtime (NumPy where ONNX Runtime lacks the
+case), a model quantized by onnxruntime.quantization.quantize_dynamic end to end, and the cases the
+importer refuses (NotSupportedError naming the node).
+"""
+import numpy as np
+import pytest
+
+onnx = pytest.importorskip("onnx")
+ort = pytest.importorskip("onnxruntime")
+
+import webnn  # noqa: E402
+import webnn.onnx  # noqa: E402
+from onnx import helper, numpy_helper  # noqa: E402
+
+MS = "com.microsoft"
+RNG = np.random.default_rng(7)
+
+
+@pytest.fixture(scope="module")
+def ctx():
+    return webnn.create_context()
+
+
+def make_model(nodes, inputs, outputs, initializers=(), opset=17, contrib=False):
+    """inputs: {name: array} (graph inputs typed from the arrays); outputs: names (types inferred by
+    ONNX Runtime, left undefined here); initializers: {name: array}."""
+    def info(name, array):
+        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
+
+    graph = helper.make_graph(nodes, "g", [info(n, a) for n, a in inputs.items()],
+                              [helper.make_empty_tensor_value_info(n) for n in outputs],
+                              [numpy_helper.from_array(np.asarray(a), n) for n, a in dict(initializers).items()])
+    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(MS, 1)] if contrib else [])
+    return helper.make_model(graph, opset_imports=imports)
+
+
+def run_ort(model, feeds):
+    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    return dict(zip(names, session.run(None, feeds)))
+
+
+def run_webnn(ctx, model, feeds):
+    graph = webnn.onnx.load(model, ctx)
+    return graph.compute({k: v.astype(np.uint8) if v.dtype == np.bool_ else v for k, v in feeds.items()
+                          if k in graph.input_descriptors})
+
+
+def check(ctx, model, feeds, expected=None, rtol=1e-5, atol=1e-5):
+    """Compares webnn.onnx with ONNX Runtime (or with ``expected``); integers exactly."""
+    if expected is None:
+        expected = run_ort(model, feeds)
+    actual = run_webnn(ctx, model, feeds)
+    for name, want in expected.items():
+        want = np.asarray(want)
+        got = actual[name]
+        assert list(got.shape) == list(want.shape), f"{name}: shape {got.shape} != {want.shape}"
+        if want.dtype.kind == "f":
+            np.testing.assert_allclose(got, want, rtol=rtol, atol=atol, err_msg=name)
+        else:
+            np.testing.assert_array_equal(got, want.astype(got.dtype) if want.dtype == np.bool_ else want,
+                                          err_msg=name)
+    return actual
+
+
+def refused(ctx, model, *fragments):
+    with pytest.raises(webnn.NotSupportedError) as info:
+        webnn.onnx.load(model, ctx)
+    message = str(info.value)
+    for fragment in fragments:
+        assert fragment in message, message
+    return message
+
+
+def floats(*shape):
+    return RNG.standard_normal(shape).astype(np.float32)
+
+
+# ---------------------------------------------------------------- Einsum
+EINSUM_CASES = [
+    ("bij,bjk->bik", [(5, 2, 3), (5, 3, 4)]),
+    ("bij, bjk -> bik", [(2, 2, 3), (2, 3, 4)]),      # spaces, as in the ONNX node test
+    ("->", [()]),                                   # a scalar
+    ("i->", [(5,)]),
+    ("bhqd,bhkd->bhqk", [(2, 3, 4, 8), (2, 3, 5, 8)]),
+    ("ij->ji", [(3, 4)]),
+    ("ij->i", [(3, 4)]),
+    ("ij->", [(3, 4)]),
+    ("ij", [(3, 4)]),                               # implicit: the identity
+    ("ji", [(3, 4)]),                               # implicit: a transpose (output labels sorted)
+    ("i,j->ij", [(3,), (4,)]),
+    ("ij,ij->ij", [(3, 4), (3, 4)]),
+    ("i,i", [(5,), (5,)]),                          # implicit inner product
+    ("ij,jk", [(3, 4), (4, 2)]),
+    ("ij,kj->ik", [(3, 4), (2, 4)]),
+    ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+    ("...ij,jk->...ik", [(2, 3, 3, 4), (4, 5)]),    # ellipsis broadcast over one operand
+    ("b...d,b...d->b...", [(2, 3, 4), (2, 3, 4)]),
+    ("...ii->...i", [(3, 5, 5)]),                   # batch diagonal
+    ("ii->i", [(4, 4)]),
+    ("ii", [(4, 4)]),                               # trace
+    ("ij,jk,kl->il", [(2, 3), (3, 4), (4, 5)]),
+    ("bn,anm,bm->ba", [(2, 3), (4, 3, 5), (2, 5)]),
+    ("Ab,bC->CA", [(2, 3), (3, 4)]),
+    ("...ij,...jk->...ik", [(1, 2, 3), (4, 3, 2)]),  # broadcast batch dims
+    ("ij,j->i", [(3, 1), (4,)]),                    # a summed label one side broadcasts
+]
+
+
+@pytest.mark.parametrize("equation, shapes", EINSUM_CASES, ids=[c[0] for c in EINSUM_CASES])
+def test_einsum(ctx, equation, shapes):
+    feeds = {f"x{i}": floats(*shape) for i, shape in enumerate(shapes)}
+    model = make_model([helper.make_node("Einsum", list(feeds), ["y"], equation=equation)], feeds, ["y"], opset=12)
+    if equation in ("ij,j->i",):  # ONNX Runtime rejects broadcast labels; NumPy defines them
+        expected = {"y": np.einsum(equation, *feeds.values())}
+    else:
+        expected = None
+    check(ctx, model, feeds, expected, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("equation, shapes", [("ij,jk->ik", [(3, 4), (4, 5)]), ("bi,bi->b", [(3, 4), (3, 4)]),
+                                              ("ij->j", [(3, 4)])])
+def test_einsum_int32(ctx, equation, shapes):
+    feeds = {f"x{i}": RNG.integers(-1000, 1000, shape).astype(np.int32) for i, shape in enumerate(shapes)}
+    model = make_model([helper.make_node("Einsum", list(feeds), ["y"], equation=equation)], feeds, ["y"], opset=12)
+    check(ctx, model, feeds)
+
+
+def test_einsum_constant_operand(ctx):
+    feeds = {"x": floats(2, 3, 4)}
+    model = make_model([helper.make_node("Einsum", ["x", "w"], ["y"], equation="bsi,oi->bso")], feeds, ["y"],
+                       {"w": floats(5, 4)}, opset=12)
+    check(ctx, model, feeds, rtol=1e-4)
+
+
+# ---------------------------------------------------------------- OneHot
+@pytest.mark.parametrize("axis", [0, 1, -1, -2, -3])
+def test_one_hot_axes_and_negative_indices(ctx, axis):
+    indices = np.array([[0, -1, 3], [-4, 2, 9]], np.int64)  # 9 and -6 would be out of range for depth 4
+    feeds = {"i": indices}
+    model = make_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=axis)], feeds, ["y"],
+                       {"d": np.array(4, np.float32), "v": np.array([-2.0, 5.0], np.float32)}, opset=11)
+    check(ctx, model, feeds)
+
+
+@pytest.mark.parametrize("index_type, depth_type, value_type", [
+    (np.int32, np.float32, np.float32), (np.int64, np.int64, np.int64), (np.int64, np.float32, np.int32),
+    (np.float32, np.float32, np.float32), (np.int64, np.int32, np.float32)])
+def test_one_hot_types(ctx, index_type, depth_type, value_type):
+    feeds = {"i": np.array([3, -1, 0, -5, 4, 7, -6], index_type)}
+    model = make_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"])], feeds, ["y"],
+                       {"d": np.array(5, depth_type), "v": np.array([1, 7], value_type)}, opset=11)
+    check(ctx, model, feeds)
+
+
+def test_one_hot_runtime_values(ctx):
+    feeds = {"i": np.array([1, -2, 0], np.int64), "v": np.array([0.5, 9.0], np.float32)}
+    model = make_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=0)], feeds, ["y"],
+                       {"d": np.array(3, np.int64)}, opset=11)
+    check(ctx, model, feeds)
+
+
+# ---------------------------------------------------------------- Mod
+MOD_A = [7, -7, 7, -7, 0, 13, -13, 5, -1, 6]
+MOD_B = [2, 2, -2, -2, 3, 5, 5, -3, 4, -4]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.int8])
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_mod_integers(ctx, dtype, fmod):
+    feeds = {"a": np.array(MOD_A, dtype), "b": np.array(MOD_B, dtype)}
+    model = make_model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)], feeds, ["y"], opset=13)
+    actual = check(ctx, model, feeds)
+    expected = np.fmod(feeds["a"], feeds["b"]) if fmod else np.mod(feeds["a"], feeds["b"])
+    np.testing.assert_array_equal(actual["y"], expected)
+
+
+def test_mod_broadcast_uint8(ctx):
+    feeds = {"a": np.arange(0, 238, 7, dtype=np.uint8).reshape(2, -1)}
+    model = make_model([helper.make_node("Mod", ["a", "b"], ["y"])], feeds, ["y"],
+                       {"b": np.array([9], np.uint8)}, opset=13)
+    check(ctx, model, feeds)
+
+
+@pytest.mark.parametrize("fmod", [0, 1])
+def test_mod_float32(ctx, fmod):
+    a = np.array(MOD_A + [5.5, -5.5, 0.25, -7.75, 3.0, -3.0, 1.0, -1.0], np.float32)
+    b = np.array(MOD_B + [2.0, 2.0, -0.1, 1.5, np.inf, np.inf, -np.inf, -np.inf], np.float32)
+    feeds = {"a": a, "b": b}
+    model = make_model([helper.make_node("Mod", ["a", "b"], ["y"], fmod=fmod)], feeds, ["y"], opset=13)
+    expected = np.fmod(a, b) if fmod else np.mod(a, b)
+    actual = check(ctx, model, feeds, {"y": expected}, rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(np.signbit(actual["y"]), np.signbit(expected))  # signed zeros too
+    if fmod:  # ONNX Runtime computes float Mod with fmod=1 only
+        check(ctx, model, feeds, rtol=1e-6, atol=1e-6)
+
+
+# ---------------------------------------------------------------- LRN
+def _lrn_reference(x, size, alpha=1e-4, beta=0.75, bias=1.0):
+    squares = np.square(x.astype(np.float64))
+    sums = np.zeros_like(squares)
+    channels = x.shape[1]
+    for c in range(channels):
+        low, high = max(0, c - (size - 1) // 2), min(channels - 1, c + -(-(size - 1) // 2))
+        sums[:, c] = squares[:, low:high + 1].sum(axis=1)
+    return (x / (bias + alpha / size * sums) ** beta).astype(np.float32)
+
+
+@pytest.mark.parametrize("size, attrs", [(3, {}), (5, {"alpha": 0.01, "beta": 0.5, "bias": 2.0}), (4, {"beta": 1.0}),
+                                         (9, {"alpha": 0.5})])
+def test_lrn(ctx, size, attrs):
+    feeds = {"x": floats(2, 7, 3, 4)}
+    model = make_model([helper.make_node("LRN", ["x"], ["y"], size=size, **attrs)], feeds, ["y"], opset=13)
+    if size % 2:  # ONNX Runtime takes odd sizes only
+        check(ctx, model, feeds, rtol=1e-5)
+    check(ctx, model, feeds, {"y": _lrn_reference(feeds["x"], size, **attrs)}, rtol=1e-5)
+
+
+# ---------------------------------------------------------------- If
+def _if_model(condition_as_input, then_shape=(2, 3)):
+    """y = If(c) then x * w + k else x - outer, both branches reading outer-scope values (a graph
+    input, an initializer and an outer node's output) and the then branch its own initializer."""
+    then_branch = helper.make_graph(
+        [helper.make_node("Mul", ["x", "w"], ["t0"]), helper.make_node("Add", ["t0", "k"], ["t1"]),
+         helper.make_node("Reshape", ["t1", "shape"], ["then_out"])], "then", [],
+        [helper.make_empty_tensor_value_info("then_out")],
+        [numpy_helper.from_array(np.array(0.5, np.float32), "k"),
+         numpy_helper.from_array(np.array(then_shape, np.int64), "shape")])
+    else_branch = helper.make_graph([helper.make_node("Sub", ["x", "outer"], ["else_out"])], "else", [],
+                                    [helper.make_empty_tensor_value_info("else_out")])
+    nodes = [helper.make_node("Relu", ["x"], ["outer"]),
+             helper.make_node("If", ["c"], ["y"], name="choose", then_branch=then_branch, else_branch=else_branch)]
+    feeds = {"x": floats(2, 3)}
+    initializers = {"w": floats(3)}
+    if condition_as_input:
+        feeds["c"] = np.array(True)
+    return nodes, feeds, initializers
+
+
+@pytest.mark.parametrize("condition", [True, False])
+def test_if_constant_condition(ctx, condition):
+    nodes, feeds, initializers = _if_model(False)
+    model = make_model(nodes, feeds, ["y"], dict(initializers, c=np.array(condition)), opset=13)
+    check(ctx, model, feeds)
+
+
+@pytest.mark.parametrize("condition", [True, False])
+def test_if_runtime_condition_selects(ctx, condition):
+    nodes, feeds, initializers = _if_model(True)
+    feeds["c"] = np.array(condition)
+    model = make_model(nodes, feeds, ["y"], initializers, opset=13)
+    check(ctx, model, feeds)
+
+
+def test_if_runtime_condition_with_different_shapes_is_refused(ctx):
+    nodes, feeds, initializers = _if_model(True, then_shape=(3, 2))
+    model = make_model(nodes, feeds, ["y"], initializers, opset=13)
+    refused(ctx, model, "ONNX node 'choose' (If)", "differs between the branches")
+
+
+# ---------------------------------------------------------------- DynamicQuantizeLinear
+@pytest.mark.parametrize("values", [
+    RNG.standard_normal((3, 4)).astype(np.float32) * 3,
+    np.abs(RNG.standard_normal((2, 5))).astype(np.float32),       # all positive: min widened to 0
+    -np.abs(RNG.standard_normal((6,))).astype(np.float32),        # all negative: zero point 255
+    np.zeros((2, 2), np.float32),                                 # scale 1, as in ONNX Runtime
+    np.array([-1.0, 0.5, 2.0, 3.0, 1.53, -0.47], np.float32),
+])
+def test_dynamic_quantize_linear(ctx, values):
+    feeds = {"x": values}
+    model = make_model([helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "scale", "zero_point"])], feeds,
+                       ["y", "scale", "zero_point"], opset=11)
+    check(ctx, model, feeds, rtol=1e-7, atol=0)
+
+
+# ---------------------------------------------------------------- MatMulInteger
+def _ints(dtype, shape, low=None, high=None):
+    info = np.iinfo(dtype)
+    return RNG.integers(info.min if low is None else low, (info.max if high is None else high) + 1, shape).astype(dtype)
+
+
+MATMUL_INTEGER_CASES = {
+    "uint8 x uint8": (np.uint8, (3, 4), np.uint8, (4, 5), None, None, False),
+    "uint8 x int8 with zero points": (np.uint8, (3, 4), np.int8, (4, 5), np.uint8(131), np.int8(-3), False),
+    "int8 x int8 per-column": (np.int8, (3, 4), np.int8, (4, 5), np.int8(-7), np.array([0, 1, -1, 2, 5], np.int8),
+                               True),
+    "int8 x int8 per-row and per-column": (np.int8, (3, 4), np.int8, (4, 5), np.array([1, -2, 3], np.int8),
+                                           np.array([0, 1, -1, 2, 5], np.int8), False),
+    "batched A, constant B": (np.uint8, (2, 3, 6), np.int8, (6, 4), np.uint8(7), None, True),
+    "1-D A": (np.uint8, (6,), np.uint8, (6, 3), np.uint8(4), np.uint8(200), False),
+    "K=700, split for exactness": (np.uint8, (2, 700), np.uint8, (700, 3), None, None, False),
+    "K=700 constant extremes": (np.uint8, (2, 700), np.int8, (700, 3), np.uint8(0), np.int8(0), True),
+    "K=700 runtime extremes": (np.uint8, (2, 700), np.int8, (700, 3), None, None, False),
+}
+
+
+@pytest.mark.parametrize("case", MATMUL_INTEGER_CASES, ids=list(MATMUL_INTEGER_CASES))
+def test_matmul_integer(ctx, case):
+    a_type, a_shape, b_type, b_shape, a_zero, b_zero, b_constant = MATMUL_INTEGER_CASES[case]
+    a = _ints(a_type, a_shape)
+    b = _ints(b_type, b_shape)
+    if "extremes" in case:  # odd sums beyond 2^24: a single float32 product would round them
+        a[:] = 255
+        b[:] = 127
+        b[0] = 126
+    feeds, initializers = {"a": a}, {}
+    (initializers if b_constant else feeds)["b"] = b
+    inputs = ["a", "b"]
+    for name, zero in (("a_zero", a_zero), ("b_zero", b_zero)):
+        if zero is not None:
+            initializers[name] = np.asarray(zero)
+            inputs.append(name)
+        elif name == "a_zero" and b_zero is not None:
+            inputs.append("")
+    model = make_model([helper.make_node("MatMulInteger", inputs, ["y"])], feeds, ["y"], initializers, opset=10)
+    a64 = a.astype(np.int64) - (0 if a_zero is None else np.asarray(a_zero, np.int64).reshape(
+        (-1, 1) if np.ndim(a_zero) == 1 else ()))
+    b64 = b.astype(np.int64) - (0 if b_zero is None else np.asarray(b_zero, np.int64))
+    check(ctx, model, feeds, {"y": (a64 @ b64).astype(np.int32)})
+    if "per-row" not in case:  # ONNX Runtime takes a per-tensor a_zero_point only
+        check(ctx, model, feeds)
+
+
+def test_matmul_integer_runtime_zero_points(ctx):
+    feeds = {"a": _ints(np.uint8, (4, 300)), "b": _ints(np.uint8, (300, 2)), "az": np.array(9, np.uint8),
+             "bz": np.array(250, np.uint8)}
+    model = make_model([helper.make_node("MatMulInteger", ["a", "b", "az", "bz"], ["y"])], feeds, ["y"], opset=10)
+    check(ctx, model, feeds)
+
+
+# ---------------------------------------------------------------- ConvInteger
+CONV_INTEGER_CASES = {
+    "no zero points": ({"auto_pad": "SAME_UPPER"}, np.uint8, (1, 2, 5, 5), np.uint8, (3, 2, 3, 3), None, None),
+    "zero points, pads, strides": ({"pads": [1, 1, 1, 1], "strides": [2, 1]}, np.uint8, (2, 3, 6, 5), np.int8,
+                                   (4, 3, 3, 2), np.uint8(128), np.int8(-2)),
+    "1-D, dilations": ({"dilations": [2], "pads": [2, 1]}, np.int8, (1, 2, 9), np.int8,
+                                 (2, 2, 3), np.int8(5), None),
+    "groups": ({"group": 2, "pads": [0, 1, 1, 0]}, np.uint8, (1, 4, 4, 4), np.uint8, (6, 2, 2, 2), np.uint8(3),
+               np.uint8(100)),
+    "64 channels of extremes, split for exactness": ({"pads": [1, 1, 1, 1]}, np.uint8, (1, 64, 5, 5), np.int8,
+                                                     (2, 64, 3, 3), np.uint8(0), np.int8(0)),
+}
+
+
+def _conv_reference(model, feeds):
+    """ConvInteger through a float64 Conv of the centered operands (ONNX Runtime takes only a
+    per-tensor w_zero_point)."""
+    from onnx.reference import ReferenceEvaluator
+    return ReferenceEvaluator(model).run(None, feeds)[0]
+
+
+@pytest.mark.parametrize("case", CONV_INTEGER_CASES, ids=list(CONV_INTEGER_CASES))
+def test_conv_integer(ctx, case):
+    attrs, x_type, x_shape, w_type, w_shape, x_zero, w_zero = CONV_INTEGER_CASES[case]
+    x, w = _ints(x_type, x_shape), _ints(w_type, w_shape)
+    if "extremes" in case:  # odd sums beyond 2^24: a single float32 convolution would round them
+        x[:] = 255
+        w[:] = 127
+        w[:, 0, 0, 0] = 126
+    feeds, initializers, inputs = {"x": x}, {"w": w}, ["x", "w"]
+    if x_zero is not None or w_zero is not None:
+        inputs.append("xz" if x_zero is not None else "")
+        if x_zero is not None:
+            initializers["xz"] = np.asarray(x_zero)
+    if w_zero is not None:
+        inputs.append("wz")
+        initializers["wz"] = np.asarray(w_zero)
+    model = make_model([helper.make_node("ConvInteger", inputs, ["y"], **attrs)], feeds, ["y"], initializers,
+                       opset=10)
+    check(ctx, model, feeds)
+
+
+def test_conv_integer_runtime_weight_and_per_channel_zero_point(ctx):
+    x, w = _ints(np.uint8, (1, 3, 5, 5)), _ints(np.uint8, (4, 3, 2, 2))
+    feeds = {"x": x, "w": w}
+    model = make_model([helper.make_node("ConvInteger", ["x", "w", "xz", "wz"], ["y"], pads=[1, 0, 0, 1])], feeds,
+                       ["y"], {"xz": np.array(17, np.uint8), "wz": np.array([1, 50, 128, 255], np.uint8)}, opset=10)
+    centered_x = x.astype(np.float64) - 17
+    centered_w = w.astype(np.float64) - np.array([1, 50, 128, 255]).reshape(4, 1, 1, 1)
+    float_model = make_model([helper.make_node("Conv", ["x", "w"], ["y"], pads=[1, 0, 0, 1])],
+                             {"x": centered_x, "w": centered_w}, ["y"], opset=10)
+    expected = _conv_reference(float_model, {"x": centered_x, "w": centered_w}).astype(np.int32)
+    check(ctx, model, feeds, {"y": expected})
+
+
+def test_conv_integer_groups_beyond_float32_exactness_is_refused(ctx):
+    feeds = {"x": _ints(np.uint8, (1, 128, 4, 4))}
+    model = make_model([helper.make_node("ConvInteger", ["x", "w"], ["y"], name="qconv", group=2)], feeds, ["y"],
+                       {"w": np.full((2, 64, 3, 3), -128, np.int8)}, opset=10)
+    refused(ctx, model, "ONNX node 'qconv' (ConvInteger)", "2^24")
+
+
+# ---------------------------------------------------------------- a dynamically quantized model
+def test_quantize_dynamic_mlp(ctx, tmp_path):
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    sizes = [16, 32, 24, 8]
+    nodes, initializers, previous = [], {}, "x"
+    for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
+        initializers[f"w{i}"] = floats(n_in, n_out) / np.float32(np.sqrt(n_in))
+        initializers[f"b{i}"] = floats(n_out)
+        nodes += [helper.make_node("MatMul", [previous, f"w{i}"], [f"m{i}"]),
+                  helper.make_node("Add", [f"m{i}", f"b{i}"], [f"a{i}"])]
+        previous = f"a{i}"
+        if i < len(sizes) - 2:
+            nodes.append(helper.make_node("Relu", [previous], [f"r{i}"]))
+            previous = f"r{i}"
+    nodes.append(helper.make_node("Identity", [previous], ["y"]))
+    feeds = {"x": floats(5, sizes[0])}
+    float_model = make_model(nodes, feeds, ["y"], initializers, opset=17)
+    float_path, quantized_path = tmp_path / "mlp.onnx", tmp_path / "mlp.quant.onnx"
+    onnx.save(float_model, float_path)
+    quantization.quantize_dynamic(str(float_path), str(quantized_path))
+    quantized = onnx.load(quantized_path)
+    op_types = {n.op_type for n in quantized.graph.node}
+    assert {"DynamicQuantizeLinear", "MatMulInteger"} <= op_types, op_types
+    expected = run_ort(quantized, feeds)["y"]
+    actual = run_webnn(ctx, quantized, feeds)["y"]
+    # Equal up to int8 rounding: an activation that lands on the other side of a rounding boundary
+    # moves by one quantization step.
+    np.testing.assert_allclose(actual, expected, rtol=0, atol=0.01 * np.abs(expected).max())
+    np.testing.assert_allclose(actual, run_ort(float_model, feeds)["y"], rtol=0, atol=0.1 * np.abs(expected).max())
+
+
+# ---------------------------------------------------------------- com.microsoft contrib ops
+FUSED_CONV_ACTIVATIONS = [("Relu", []), ("Tanh", []), ("Sigmoid", []), ("LeakyRelu", [0.2]), ("Clip", [-0.5, 0.7]),
+                          ("HardSigmoid", [0.3, 0.4]), ("", [])]
+
+
+@pytest.mark.parametrize("activation, params", FUSED_CONV_ACTIVATIONS, ids=[a or "none" for a, _ in FUSED_CONV_ACTIVATIONS])
+def test_fused_conv(ctx, activation, params):
+    feeds = {"x": floats(1, 3, 6, 6)}
+    attrs = {"pads": [1, 1, 1, 1], "strides": [1, 1]}
+    if activation:
+        attrs["activation"] = activation
+    if params:
+        attrs["activation_params"] = params
+    node = helper.make_node("FusedConv", ["x", "w", "b"], ["y"], domain=MS, **attrs)
+    model = make_model([node], feeds, ["y"], {"w": floats(4, 3, 3, 3), "b": floats(4)}, contrib=True)
+    check(ctx, model, feeds, rtol=1e-4, atol=1e-5)
+
+
+def test_fused_conv_with_sum_input(ctx):
+    feeds = {"x": floats(2, 2, 5, 5), "z": floats(2, 4, 3, 3)}
+    node = helper.make_node("FusedConv", ["x", "w", "", "z"], ["y"], domain=MS, activation="Relu")
+    model = make_model([node], feeds, ["y"], {"w": floats(4, 2, 3, 3)}, contrib=True)
+    check(ctx, model, feeds, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("op, inputs, attrs", [
+    ("Gelu", ["x"], {}), ("BiasGelu", ["x", "bias"], {}), ("FastGelu", ["x"], {}), ("FastGelu", ["x", "bias"], {}),
+    ("QuickGelu", ["x"], {}), ("QuickGelu", ["x"], {"alpha": 1.25})],
+    ids=["Gelu", "BiasGelu", "FastGelu", "FastGelu-bias", "QuickGelu", "QuickGelu-alpha"])
+def test_gelu_family(ctx, op, inputs, attrs):
+    feeds = {"x": floats(2, 3, 8) * 3}
+    model = make_model([helper.make_node(op, inputs, ["y"], domain=MS, **attrs)], feeds, ["y"],
+                       {"bias": floats(8)} if "bias" in inputs else {}, contrib=True)
+    check(ctx, model, feeds, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("inputs, outputs, attrs", [
+    (["x", "skip", "gamma"], ["y"], {}),
+    (["x", "skip", "gamma", "beta"], ["y"], {"epsilon": 1e-5}),
+    (["x", "skip", "gamma", "beta", "bias"], ["y", "", "", "sum"], {}),
+    (["x", "skip", "gamma", "", "bias"], ["y", "mean", "inv_std", "sum"], {"epsilon": 1e-3}),
+], ids=["plain", "beta", "bias-sum", "statistics"])
+def test_skip_layer_normalization(ctx, inputs, outputs, attrs):
+    feeds = {"x": floats(2, 3, 16), "skip": floats(2, 3, 16)}
+    params = {"gamma": floats(16), "beta": floats(16), "bias": floats(16)}
+    model = make_model([helper.make_node("SkipLayerNormalization", inputs, outputs, domain=MS, **attrs)], feeds,
+                       [o for o in outputs if o], {k: v for k, v in params.items() if k in inputs}, contrib=True)
+    check(ctx, model, feeds, rtol=1e-4, atol=1e-4)
+
+
+def test_skip_layer_normalization_default_epsilon(ctx):
+    """ONNX Runtime's default epsilon is 1e-12: visible with a variance of about 1e-8."""
+    feeds = {"x": floats(1, 2, 8) * 1e-4, "skip": np.zeros((1, 2, 8), np.float32)}
+    model = make_model([helper.make_node("SkipLayerNormalization", ["x", "skip", "gamma"], ["y"], domain=MS)], feeds,
+                       ["y"], {"gamma": np.ones(8, np.float32)}, contrib=True)
+    check(ctx, model, feeds, rtol=1e-3, atol=1e-3)
+
+
+def test_onnx_runtime_optimized_model(ctx, tmp_path):
+    """A model as ONNX Runtime's extended graph optimizations save it: Conv + Relu become FusedConv,
+    the erf Gelu pattern Gelu, Add + LayerNormalization SkipLayerNormalization."""
+    weights = {"w1": floats(4, 3, 3, 3), "b1": floats(4), "w2": floats(16, 16), "b2": floats(16), "g": floats(16),
+               "be": floats(16), "sqrt2": np.array(np.sqrt(2), np.float32), "one": np.array(1, np.float32),
+               "half": np.array(0.5, np.float32), "shape": np.array([1, 4, 16], np.int64)}
+    nodes = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1, 1, 1]),
+             helper.make_node("Relu", ["c1"], ["r1"]), helper.make_node("Reshape", ["r1", "shape"], ["flat"]),
+             helper.make_node("MatMul", ["flat", "w2"], ["m"]), helper.make_node("Add", ["m", "b2"], ["mb"]),
+             helper.make_node("Div", ["mb", "sqrt2"], ["d"]), helper.make_node("Erf", ["d"], ["e"]),
+             helper.make_node("Add", ["e", "one"], ["e1"]), helper.make_node("Mul", ["mb", "e1"], ["g1"]),
+             helper.make_node("Mul", ["g1", "half"], ["gelu"]), helper.make_node("Add", ["gelu", "flat"], ["res"]),
+             helper.make_node("LayerNormalization", ["res", "g", "be"], ["y"], axis=-1, epsilon=1e-5)]
+    feeds = {"x": floats(1, 3, 4, 4)}
+    model = make_model(nodes, feeds, ["y"], weights, opset=17)
+    options = ort.SessionOptions()
+    options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
+    options.optimized_model_filepath = str(tmp_path / "optimized.onnx")
+    ort.InferenceSession(model.SerializeToString(), options, providers=["CPUExecutionProvider"])
+    optimized = onnx.load(options.optimized_model_filepath)
+    contrib = {n.op_type for n in optimized.graph.node if n.domain == MS}
+    if not contrib:
+        pytest.skip("this ONNX Runtime wrote no contrib ops")
+    assert contrib <= {"FusedConv", "Gelu", "BiasGelu", "FastGelu", "SkipLayerNormalization"}, contrib
+    check(ctx, optimized, feeds, run_ort(model, feeds), rtol=1e-4, atol=1e-4)
+
+
+# ---------------------------------------------------------------- refusals and domains
+def test_contrib_ops_only_in_their_domain(ctx):
+    feeds = {"x": floats(2, 3)}
+    model = make_model([helper.make_node("QuickGelu", ["x"], ["y"], name="plain")], feeds, ["y"])
+    refused(ctx, model, "ONNX node 'plain' (QuickGelu)", "no WebNN mapping")
+    assert "com.microsoft.QuickGelu" in webnn.onnx.SUPPORTED_OPS and "QuickGelu" not in webnn.onnx.SUPPORTED_OPS
+
+
+def test_unmapped_contrib_op_and_unknown_domain(ctx):
+    feeds = {"x": floats(2, 3)}
+    model = make_model([helper.make_node("Attention", ["x"], ["y"], name="attn", domain=MS)], feeds, ["y"],
+                       contrib=True)
+    refused(ctx, model, "ONNX node 'attn' (com.microsoft.Attention)", "has no WebNN mapping")
+    model = make_model([helper.make_node("Foo", ["x"], ["y"], name="foo", domain="org.example")], feeds, ["y"])
+    model.opset_import.append(helper.make_opsetid("org.example", 1))
+    refused(ctx, model, "ONNX node 'foo' (org.example.Foo)", "domain 'org.example' is not supported")
+
+
+def test_fused_conv_unknown_activation_is_refused(ctx):
+    feeds = {"x": floats(1, 2, 4, 4)}
+    node = helper.make_node("FusedConv", ["x", "w"], ["y"], name="fc", domain=MS, activation="Softplus")
+    model = make_model([node], feeds, ["y"], {"w": floats(2, 2, 3, 3)}, contrib=True)
+    refused(ctx, model, "ONNX node 'fc' (com.microsoft.FusedConv)", "activation 'Softplus' is not supported")
+
+
+def test_one_hot_runtime_depth_is_refused(ctx):
+    feeds = {"i": np.array([1, 2], np.int64), "d": np.array(4, np.int64)}
+    model = make_model([helper.make_node("OneHot", ["i", "d", "v"], ["y"], name="hot")], feeds, ["y"],
+                       {"v": np.array([0, 1], np.float32)}, opset=11)
+    refused(ctx, model, "ONNX node 'hot' (OneHot)", "depth ('d') must be known at conversion time")
+
+
+def test_dynamic_quantize_linear_float16_is_refused(ctx):
+    feeds = {"x": floats(4).astype(np.float16)}
+    model = make_model([helper.make_node("DynamicQuantizeLinear", ["x"], ["y", "s", "z"], name="dq")], feeds,
+                       ["y", "s", "z"], opset=11)
+    refused(ctx, model, "ONNX node 'dq' (DynamicQuantizeLinear)", "float16")
+
+
+def test_einsum_int8_contraction_is_refused(ctx):
+    feeds = {"a": _ints(np.int8, (2, 3)), "b": _ints(np.int8, (3, 2))}
+    model = make_model([helper.make_node("Einsum", ["a", "b"], ["y"], name="ein", equation="ij,jk->ik")], feeds,
+                       ["y"], opset=12)
+    refused(ctx, model, "ONNX node 'ein' (Einsum)", "reduceSum does not take a int8")
