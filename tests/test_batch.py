@@ -299,12 +299,12 @@ def test_the_engine_checks_what_it_is_given():
 
 
 @pytest.mark.parametrize("items, model_batch, asked, expected", [
-    (0, 0, (0, 0, 0), (16, 2, 1)),       # many items: batches of 16, a worker per core
+    (0, 0, (0, 0, 0), (8, 2, 1)),        # many items: batches of 8, a worker per core
     (10, 0, (0, 0, 0), (5, 2, 1)),       # few: one batch per core
     (1, 0, (0, 0, 0), (1, 1, 2)),        # one item: one worker with both cores
     (0, 6, (0, 0, 0), (6, 2, 1)),        # the model's fixed batch
     (0, 0, (8, 1, 0), (8, 1, 2)),
-    (0, 0, (0, 0, 2), (16, 1, 2)),
+    (0, 0, (0, 0, 2), (8, 1, 2)),
     (0, 0, (4, 4, 1), (4, 4, 1)),        # more workers than cores when asked
 ])
 def test_the_split_it_chooses(items, model_batch, asked, expected):

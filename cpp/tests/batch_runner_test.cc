@@ -60,7 +60,7 @@ int main() {
 
   // The split it chooses.
   BatchSplit split = choose_batch_split({}, 0, 0, 2);
-  expect(split.batch_size == 16 && split.workers == 2 && split.threads_per_worker == 1, "default split");
+  expect(split.batch_size == 8 && split.workers == 2 && split.threads_per_worker == 1, "default split");
   split = choose_batch_split({}, 1, 0, 4);
   expect(split.batch_size == 1 && split.workers == 1 && split.threads_per_worker == 4, "one item: one worker");
 

@@ -38,7 +38,7 @@ struct BatchSplit {
 };
 
 // The split a runner uses. `items`: how many will run (0: unknown, many); `model_batch`: the
-// model's fixed batch size (0: it takes any). Unset options get: a batch of 16 for a model that
+// model's fixed batch size (0: it takes any). Unset options get: a batch of 8 for a model that
 // takes any size (fewer when there are few items); one worker per core with one thread each
 // when every core gets a batch (independent batches scale best), else fewer workers with the
 // cores shared among them. Throws TypeError when an option is out of range or the batch size
