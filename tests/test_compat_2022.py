@@ -407,8 +407,11 @@ def test_2022_descriptors(context):
     # The current form is unchanged: a shape is required.
     with pytest.raises(TypeError, match="no shape"):
         builder.input("y", {"dataType": "float32"})
+    # A 2022 free dimension (-1) is a dynamic dimension named after the input and axis.
+    z = builder.input("z", {"type": "float32", "dimensions": [-1, 3]})
+    assert z.shape == [webnn.DynamicDimension("z[0]"), 3]
     with pytest.raises(TypeError):
-        builder.input("z", {"type": "float32", "dimensions": [-1, 3]})  # 2022 "unknown" dims are unsupported
+        builder.input("w", {"type": "float32", "dimensions": [-2, 3]})
 
 
 @needs("add")

@@ -140,10 +140,21 @@ def test_ppocr(onnx_context, filename, shape):
         assert_close_to_scale(actual[name], reference)
 
 
-def test_ppocr_needs_pinned_dims(onnx_context):
+def test_ppocr_unpinned_dims_stay_dynamic(onnx_context):
     path = _rapidocr_model("ch_ppocr_mobile_v2.0_cls_infer.onnx")
+    graph = webnn.onnx.load(path, onnx_context)  # x: [-1, 3, ?, ?]: unnamed, named by input and axis
+    assert graph.input_descriptors["x"]["shape"] == [webnn.dynamic("x[0]"), 3, webnn.dynamic("x[2]"),
+                                                     webnn.dynamic("x[3]")]
+    rng = np.random.default_rng(3)
+    for shape in ([1, 3, 48, 192], [2, 3, 48, 160], [3, 3, 48, 96]):
+        image = np.ascontiguousarray((_text_image(shape, rng) - 0.5) / 0.5, np.float32)
+        (name, reference), = ort_run(path, {"x": image}).items()
+        assert_close_to_scale(graph.compute({"x": image})[name], reference)
+    assert graph.plan_cache_info()["compilations"] == 3
+    pinned = webnn.onnx.load(path, onnx_context, override_dims={"x[0]": 1, "x[2]": 48, "x[3]": 192})
+    assert not pinned.is_dynamic and pinned.input_descriptors["x"]["shape"] == [1, 3, 48, 192]
     with pytest.raises(TypeError, match=r"'x'\[0\] \(unnamed\).*input_shapes"):
-        webnn.onnx.load(path, onnx_context)
+        webnn.onnx.convert(path, onnx_context)
 
 
 # ---------------------------------------------------------------- all-MiniLM-L6-v2
@@ -301,8 +312,19 @@ def test_symbolic_dims_and_errors(onnx_context):
     graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "g", [x],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["batch", 3])])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    # load keeps the dimension dynamic; convert (builder calls at one shape) needs it pinned.
+    graph = webnn.onnx.load(model, onnx_context, max_sizes={"batch": 16})
+    assert graph.is_dynamic and graph.input_descriptors["x"]["shape"] == [webnn.dynamic("batch", 16), 3]
+    assert graph.output_descriptors["y"]["shape"] == [webnn.dynamic("batch", 16), 3]
+    for batch in (1, 4, 16):
+        x = np.linspace(-1, 1, batch * 3, dtype=np.float32).reshape(batch, 3)
+        np.testing.assert_array_equal(graph.compute({"x": x})["y"], np.maximum(x, 0))
+    with pytest.raises(TypeError, match=r"'batch', outside \[1, 16\]"):
+        graph.compute({"x": np.zeros((17, 3), np.float32)})
+    with pytest.raises(TypeError, match="max_sizes names unknown dimension"):
+        webnn.onnx.load(model, onnx_context, max_sizes={"bach": 4})
     with pytest.raises(TypeError, match=r"'x'\[0\] \('batch'\).*override_dims"):
-        webnn.onnx.load(model, onnx_context)
+        webnn.onnx.convert(model, onnx_context)
     with pytest.raises(TypeError, match="unknown dimension"):
         webnn.onnx.load(model, onnx_context, override_dims={"batch": 2, "typo": 1})
     with pytest.raises(TypeError, match="unknown input"):

@@ -393,9 +393,8 @@ def test_conv_integer_groups_beyond_float32_exactness_is_refused(ctx):
 
 
 # ---------------------------------------------------------------- a dynamically quantized model
-def test_quantize_dynamic_mlp(ctx, tmp_path):
-    quantization = pytest.importorskip("onnxruntime.quantization")
-    sizes = [16, 32, 24, 8]
+def mlp_layers(sizes):
+    """(nodes, initializers) of an MLP x -> y: MatMul + Add per layer, ReLU between."""
     nodes, initializers, previous = [], {}, "x"
     for i, (n_in, n_out) in enumerate(zip(sizes, sizes[1:])):
         initializers[f"w{i}"] = floats(n_in, n_out) / np.float32(np.sqrt(n_in))
@@ -407,6 +406,13 @@ def test_quantize_dynamic_mlp(ctx, tmp_path):
             nodes.append(helper.make_node("Relu", [previous], [f"r{i}"]))
             previous = f"r{i}"
     nodes.append(helper.make_node("Identity", [previous], ["y"]))
+    return nodes, initializers
+
+
+def test_quantize_dynamic_mlp(ctx, tmp_path):
+    quantization = pytest.importorskip("onnxruntime.quantization")
+    sizes = [16, 32, 24, 8]
+    nodes, initializers = mlp_layers(sizes)
     feeds = {"x": floats(5, sizes[0])}
     float_model = make_model(nodes, feeds, ["y"], initializers, opset=17)
     float_path, quantized_path = tmp_path / "mlp.onnx", tmp_path / "mlp.quant.onnx"

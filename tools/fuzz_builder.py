@@ -24,6 +24,11 @@ TYPES = ["float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "ui
 MAX_RUN_ELEMENTS = 1 << 16  # graphs whose values are larger are built but not run
 
 
+def concrete_shape(shape, rng, sizes):
+    """A dynamic descriptor's shape at random small sizes (one size per dimension name)."""
+    return [d if isinstance(d, int) else sizes.setdefault(d.name, rng.randint(1, 3)) for d in shape]
+
+
 class RaisingIndex:
     def __index__(self):
         raise ValueError("fuzz: __index__ raises")
@@ -202,11 +207,15 @@ class Fuzzer:
         self.new_builder()
         if graph is None:
             return
-        sizes = [math.prod(d["shape"]) for d in list(graph.input_descriptors.values()) +
-                 list(graph.output_descriptors.values())]
+        dims = {}
+        shapes = {name: concrete_shape(d["shape"], self.rng, dims) for name, d in graph.input_descriptors.items()}
+        outputs = self.guarded("output_descriptors_for", lambda: graph.output_descriptors_for(shapes))
+        if outputs is None:
+            return
+        sizes = [math.prod(s) for s in shapes.values()] + [math.prod(d["shape"]) for d in outputs.values()]
         if sum(sizes) > MAX_RUN_ELEMENTS:
             return
-        feeds = {name: self.data_for(d["dataType"], d["shape"]) for name, d in graph.input_descriptors.items()}
+        feeds = {name: self.data_for(d["dataType"], shapes[name]) for name, d in graph.input_descriptors.items()}
         if self.rng.random() < 0.05 and feeds:
             feeds[next(iter(feeds))] = self.hostile()
         self.graphs_run += 1

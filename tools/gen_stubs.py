@@ -84,10 +84,18 @@ SIGNATURES = {
     "MLGraph.compute": "(self, inputs: Mapping[str, Any], outputs: Union[Dict[str, _Array], MLContext, None] = None, "
                        "context: Optional[MLContext] = None) -> Dict[str, _Array]",
     "MLGraph.describe_plan": "(self) -> Dict[str, Any]",
+    "MLGraph.is_dynamic": "property bool",
+    "MLGraph.output_descriptors_for": "(self, input_shapes: Mapping[str, Sequence[int]]) -> Dict[str, Dict[str, Any]]",
+    "MLGraph.plan_cache_info": "(self) -> Dict[str, int]",
+    "MLGraph.plan_cache_capacity": "property int",
     "MLGraph.set_profiling": "(self, on: bool) -> None",
     "MLGraph.profile": "(self) -> Dict[str, Any]",
     "MLOperand.data_type": "property str",
-    "MLOperand.shape": "property List[int]",
+    "MLOperand.shape": "property List[Union[int, DynamicDimension]]",
+    "DynamicDimension.__init__": "(self, name: Optional[str], max_size: Optional[int] = None) -> None",
+    "DynamicDimension.name": "Optional[str]",
+    "DynamicDimension.max_size": "Optional[int]",
+    "dynamic": "(name: str, max_size: Optional[int] = None) -> DynamicDimension",
     "MLTensor.data_type": "property str",
     "MLTensor.shape": "property List[int]",
     "MLTensor.readable": "property bool",
@@ -123,7 +131,8 @@ SIGNATURES = {
                "input_shapes: Optional[Mapping[str, Sequence[int]]] = None, builder: Optional[MLGraphBuilder] = None) "
                "-> Tuple[MLGraphBuilder, Dict[str, Dict[str, Any]], Dict[str, MLOperand]]",
     "onnx.load": "(model: _Model, context: Optional[MLContext] = None, *, override_dims: Optional[Mapping[str, int]] = None, "
-                 "input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> MLGraph",
+                 "input_shapes: Optional[Mapping[str, Sequence[int]]] = None, "
+                 "max_sizes: Optional[Mapping[str, int]] = None) -> MLGraph",
     "convert_to_webnn": "(model: _Model, out_path: _Path, *, override_dims: Optional[Mapping[str, int]] = None, "
                         "input_shapes: Optional[Mapping[str, Sequence[int]]] = None, context: Optional[MLContext] = None, "
                         "**save_options: Any) -> Dict[str, Dict[str, Dict[str, Any]]]",

@@ -12,7 +12,7 @@ void init_builder(py::module_& m) {
       .def_property_readonly("context", &GraphBuilder::context)
       .def("_input",
            [](GraphBuilder& b, const std::string& name, const std::string& type, const py::object& shape) {
-             return b.input(name, OperandDescriptor{to_data_type(type), to_shape(shape)});
+             return b.input(name, input_descriptor(type, shape));
            })
       .def("_constant_buffer",
            [](GraphBuilder& b, const std::string& type, const py::object& shape, const py::object& data) {

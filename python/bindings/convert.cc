@@ -11,6 +11,9 @@ namespace webnn_py {
 
 namespace {
 Value to_value_unchecked(py::handle obj, int depth);
+bool is_dynamic_dimension(py::handle item) {
+  return !PyIndex_Check(item.ptr()) && py::hasattr(item, "max_size") && py::hasattr(item, "name");
+}
 }  // namespace
 
 // ---------------------------------------------------------------- errors
@@ -122,6 +125,8 @@ BufferArg get_buffer(py::handle obj, DataType expected, const char* what, bool w
 std::vector<uint32_t> to_shape(const py::handle& shape) {
   std::vector<uint32_t> out;
   for (py::handle item : py::iter(shape)) {
+    if (is_dynamic_dimension(item))
+      throw Error(ErrorKind::kTypeError, "dynamic dimensions are only allowed in graph inputs");
     if (PyBool_Check(item.ptr()) || !PyIndex_Check(item.ptr()))
       throw Error(ErrorKind::kTypeError, "a shape must be a sequence of integers");
     py::object index = py::reinterpret_steal<py::object>(PyNumber_Index(item.ptr()));
@@ -139,6 +144,53 @@ std::vector<uint32_t> to_shape(const py::handle& shape) {
 py::list shape_list(const std::vector<uint32_t>& shape) {
   py::list out;
   for (uint32_t d : shape) out.append(d);
+  return out;
+}
+
+
+OperandDescriptor input_descriptor(const std::string& type, const py::handle& shape) {
+  OperandDescriptor d{to_data_type(type), {}};
+  bool dynamic = false;
+  std::vector<DynamicDimension> dims;
+  py::list plain;
+  for (py::handle item : py::iter(shape)) {
+    if (!is_dynamic_dimension(item)) {
+      plain.append(item);
+      dims.push_back({});
+      continue;
+    }
+    dynamic = true;
+    py::object name = item.attr("name"), max_size = item.attr("max_size");
+    DynamicDimension dim;
+    if (!name.is_none()) dim.name = utf8(name, "a dynamic dimension's name");
+    dim.max_size = kUnboundedDimension;
+    if (!max_size.is_none()) {
+      long long v = py::cast<long long>(max_size);
+      if (v < 1 || v > (long long)kUnboundedDimension)
+        throw Error(ErrorKind::kTypeError, "a dynamic dimension's max_size must be in [1, 2^31-1]");
+      dim.max_size = uint32_t(v);
+    }
+    dims.push_back(dim);
+    plain.append(dim.max_size);
+  }
+  d.shape = to_shape(plain);
+  if (dynamic) d.dynamic = std::move(dims);
+  return d;
+}
+
+py::list descriptor_shape(const OperandDescriptor& d) {
+  if (!d.is_dynamic()) return shape_list(d.shape);
+  static py::object* cls = new py::object(py::module_::import("webnn._dynamic").attr("DynamicDimension"));
+  py::list out;
+  for (size_t i = 0; i < d.shape.size(); ++i) {
+    const DynamicDimension& dim = d.dynamic[i];
+    if (!dim.dynamic()) {
+      out.append(d.shape[i]);
+      continue;
+    }
+    out.append((*cls)(dim.name.empty() ? py::none() : py::object(py::str(dim.name)),
+                      dim.max_size == kUnboundedDimension ? py::none() : py::object(py::int_(dim.max_size))));
+  }
   return out;
 }
 
@@ -249,6 +301,12 @@ Value to_value_unchecked(py::handle obj, int depth) {
     }
     std::vector<Number> nums;
     for (py::handle item : items) {
+      if (is_dynamic_dimension(item)) {  // a shape argument's dynamic entry (reshape, expand)
+        py::object name = item.attr("name");
+        if (name.is_none()) throw Error(ErrorKind::kTypeError, "a dynamic dimension in a shape needs a name");
+        nums.push_back(Number::from_dimension(utf8(name, "a dynamic dimension's name")));
+        continue;
+      }
       if (PyBool_Check(item.ptr())) {
         nums.push_back(Number::from_int(item.ptr() == Py_True));
         continue;
@@ -290,7 +348,7 @@ py::object value_to_py(const Value& v) {
 py::dict descriptor_dict(const OperandDescriptor& d) {
   py::dict out;
   out["dataType"] = data_type_name(d.data_type);
-  out["shape"] = shape_list(d.shape);
+  out["shape"] = descriptor_shape(d);
   return out;
 }
 

@@ -38,6 +38,10 @@ void read_into(Context& ctx, const Tensor& tensor, void* destination, size_t byt
 // ---- shapes, strings, numbers and argument values
 std::vector<uint32_t> to_shape(const py::handle& shape);
 py::list shape_list(const std::vector<uint32_t>& shape);
+// A graph input's shape: integers and webnn.DynamicDimension objects (dynamic entries).
+OperandDescriptor input_descriptor(const std::string& type, const py::handle& shape);
+// A descriptor's shape with its dynamic dimensions as webnn.DynamicDimension objects.
+py::list descriptor_shape(const OperandDescriptor& d);
 std::string type_name_of(py::handle obj);
 std::string take_python_error();
 std::string utf8(py::handle s, const std::string& what);

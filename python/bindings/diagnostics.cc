@@ -13,6 +13,16 @@
 
 namespace py = pybind11;
 
+namespace {
+std::shared_ptr<webnn::Plan> plan_of(const webnn::Graph& graph) {
+  auto plan = webnn::detail::current_plan(*graph.impl());
+  if (!plan)
+    throw webnn::Error(webnn::ErrorKind::kInvalidStateError,
+                       "the graph has dynamic dimensions and no plan has run yet (dispatch it first)");
+  return plan;
+}
+}  // namespace
+
 void init_diagnostics(py::module_& m) {
   m.def(
       "measure_fma_peak",
@@ -29,7 +39,7 @@ void init_diagnostics(py::module_& m) {
       [](const webnn::Graph& graph) {
         py::list steps;
         if (graph.destroyed()) return steps;
-        for (const auto& step : graph.impl()->plan->steps) {
+        for (const auto& step : plan_of(graph)->steps) {
           std::string name = step.def->name;
           for (const auto& op : step.fused) name += "+" + op;
           steps.append(name);
@@ -44,7 +54,7 @@ void init_diagnostics(py::module_& m) {
       [](const webnn::Graph& graph) {
         py::list passes;
         if (graph.destroyed()) return passes;
-        for (const auto& record : graph.impl()->plan->pass_log) passes.append(py::make_tuple(record.pass, record.summary));
+        for (const auto& record : plan_of(graph)->pass_log) passes.append(py::make_tuple(record.pass, record.summary));
         return passes;
       },
       py::arg("graph"), "What each compiler pass did when the graph was built: (pass name, summary) pairs, in order.");
@@ -61,7 +71,7 @@ void init_diagnostics(py::module_& m) {
       "plan_arena_bytes",
       [](const webnn::Graph& graph) -> size_t {
         if (graph.destroyed()) return 0;
-        return graph.impl()->plan->arena_bytes;
+        return plan_of(graph)->arena_bytes;
       },
       py::arg("graph"), "The size of the compiled graph's arena for intermediate values, in bytes.");
   m.def(
@@ -69,7 +79,7 @@ void init_diagnostics(py::module_& m) {
       [](const webnn::Graph& graph) -> size_t {
         size_t total = 0;
         if (graph.destroyed()) return total;
-        for (const auto& c : graph.impl()->plan->constants) total += c->size();
+        for (const auto& c : plan_of(graph)->constants) total += c->size();
         return total;
       },
       py::arg("graph"),

@@ -30,6 +30,7 @@ from ._api import (
     numpy_dtype,
 )
 from ._compat import MLActivation  # the 2022 Working Draft's MLOperator
+from ._dynamic import DynamicDimension, dynamic  # dynamic input dimensions
 from .formats import load, load_into, save  # .webnn model files
 from . import profiling  # plan and profile reports
 from .batch import BatchRunner, run_batches  # many items on every core
@@ -41,4 +42,5 @@ __all__ = [
     "MLTensor", "MLTensorDescriptor", "create_context", "create_context_async", "ml",
     "MLError", "DataError", "InvalidStateError", "NotSupportedError", "OperationError", "UnknownError",
     "MLActivation", "numpy_dtype", "load", "load_into", "save", "profiling", "BatchRunner", "run_batches",
+    "DynamicDimension", "dynamic",
 ]

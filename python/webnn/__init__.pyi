@@ -99,6 +99,14 @@ class MLGraph:
     def output_descriptors(self) -> Dict[str, Dict[str, Any]]:
         ...
     @property
+    def is_dynamic(self) -> bool:
+        ...
+    def plan_cache_info(self) -> Dict[str, int]:
+        """{'plans', 'capacity', 'compilations', 'arena_bytes'}: a dynamic graph's plans per input shape (held now, at most, compiled since build) and their intermediate memory."""
+    @property
+    def plan_cache_capacity(self) -> int:
+        ...
+    @property
     def destroyed(self) -> bool:
         ...
     def destroy(self) -> None:
@@ -120,6 +128,10 @@ class MLGraph:
         preallocated NumPy arrays (any subset of the outputs) fills them in place and returns that
         dict. Inputs may then be 2022 ``{'resource': array, 'dimensions': [...]}`` dicts.
         """
+    def output_descriptors_for(self, input_shapes: Mapping[str, Sequence[int]]) -> Dict[str, Dict[str, Any]]:
+        """The output descriptors for concrete input shapes (``{input: shape}``): a dynamic graph's
+        outputs at those sizes. TypeError, naming the op, when the graph is not valid at them.
+        """
 
 
 class MLGraphBuilder:
@@ -132,6 +144,10 @@ class MLGraphBuilder:
     def input(self, name: str, descriptor: Optional[_Descriptor] = None, **keywords: Any) -> MLOperand:
         """Declares a named graph input: ``input("x", {"dataType": "float32", "shape": [2]})`` or
         ``input("x", data_type="float32", shape=[2])``.
+
+        A dimension may be dynamic: ``webnn.dynamic("batch", max_size=64)`` (inputs sharing the name
+        share the size), or -1 (the 2022 draft's free dimension, named ``'x[axis]'``). The graph is then
+        built once and runs at any sizes within the bounds.
         """
     def constant(self, *args: Any, **keywords: Any) -> MLOperand:
         """Creates a constant operand. Accepted forms:
@@ -1332,7 +1348,7 @@ class MLOperand:
     def data_type(self) -> str:
         ...
     @property
-    def shape(self) -> List[int]:
+    def shape(self) -> List[Union[int, DynamicDimension]]:
         ...
 
 
@@ -1499,5 +1515,20 @@ class BatchRunner:
 
 def run_batches(model: Any, inputs: Any, batch_size: Any, workers: Any, threads_per_worker: Any, progress: Any, check_finite: Any, model_options: Any) -> Any:
     """``BatchRunner(model, ...).run(inputs)`` in one call: the model is built for this run only."""
+
+
+class DynamicDimension:
+    """A named dimension whose size is given at dispatch. ``max_size`` None: bounded only by the
+    tensor limits. Descriptors report a dimension that follows no input dimension with ``name``
+    None.
+    """
+    def __init__(self, name: Optional[str], max_size: Optional[int] = None) -> None:
+        ...
+    max_size: Optional[int]
+    name: Optional[str]
+
+
+def dynamic(name: str, max_size: Optional[int] = None) -> DynamicDimension:
+    """A dynamic dimension for a graph input's shape: ``shape=[webnn.dynamic("batch", 64), 3, 224, 224]``."""
 
 __version__: str

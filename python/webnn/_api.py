@@ -10,7 +10,7 @@ import keyword
 
 import numpy as np
 
-from . import _async, _compat, _core
+from . import _async, _compat, _core, _dynamic
 from ._compat import MLActivation
 from ._normalize import (DATA_TYPES, OP_INFOS, MLOperandDescriptor, MLTensorDescriptor, OpCall, data_type_name,
                          is_number, normalize_descriptor, snake_case)
@@ -171,11 +171,15 @@ MLContext.lost = property(_lost)
 # ---------------------------------------------------------------- MLGraphBuilder: inputs, constants, build
 def _input(self, name, descriptor=None, **keywords):
     """Declares a named graph input: ``input("x", {"dataType": "float32", "shape": [2]})`` or
-    ``input("x", data_type="float32", shape=[2])``."""
+    ``input("x", data_type="float32", shape=[2])``.
+
+    A dimension may be dynamic: ``webnn.dynamic("batch", max_size=64)`` (inputs sharing the name
+    share the size), or -1 (the 2022 draft's free dimension, named ``'x[axis]'``). The graph is then
+    built once and runs at any sizes within the bounds."""
     if not isinstance(name, str):
         raise TypeError(f"input: the name must be a string, got {type(name).__name__}")
     data_type, shape, _ = normalize_descriptor(descriptor, f"input '{name}'", **keywords)
-    return self._input(name, data_type, shape)
+    return self._input(name, data_type, _dynamic.input_shape(name, shape))
 
 
 def _constant(self, *args, **keywords):
@@ -343,13 +347,19 @@ def _compute(self, inputs, outputs=None, context=None):
             raise TypeError(f"compute: input '{name}' is not array data ({type(error).__name__}: {error})") from None
         if value.dtype != numpy_dtype(descriptor["dataType"]):
             raise TypeError(f"compute: input '{name}' has dtype {value.dtype}, expected {descriptor['dataType']}")
-        if list(value.shape) != list(descriptor["shape"]) and value.size != int(np.prod(descriptor["shape"])):
+        if not _dynamic.is_static(descriptor["shape"]):
+            if value.ndim != len(descriptor["shape"]):
+                raise TypeError(f"compute: input '{name}' has shape {list(value.shape)}, expected {descriptor['shape']}")
+        elif list(value.shape) != list(descriptor["shape"]) and value.size != int(np.prod(descriptor["shape"])):
             raise TypeError(f"compute: input '{name}' has shape {list(value.shape)}, expected {descriptor['shape']}")
         values[name] = value
     extra = set(inputs) - set(values)
     if extra:
         raise TypeError(f"compute: unknown input(s) {sorted(extra)}")
-    in_tensors, out_tensors = _take_compute_tensors(self, context, reuse=own_context is None)
+    if self.is_dynamic:
+        in_tensors, out_tensors = _dynamic_compute_tensors(self, context, values, reuse=own_context is None)
+    else:
+        in_tensors, out_tensors = _take_compute_tensors(self, context, reuse=own_context is None)
     for name, value in values.items():
         context.write_tensor(in_tensors[name], value)
     context.dispatch(self, in_tensors, out_tensors)
@@ -357,6 +367,19 @@ def _compute(self, inputs, outputs=None, context=None):
     if own_context is None:
         self.__dict__["_compute_tensors"] = (in_tensors, out_tensors)
     return results
+
+
+def _dynamic_compute_tensors(graph, context, values, reuse):
+    """compute()'s tensors for a dynamic graph: those of the last call when the shapes are the same."""
+    shapes = {name: tuple(value.shape) for name, value in values.items()}
+    kept = graph.__dict__.pop("_compute_tensors", None) if reuse else None
+    if kept is not None and all(tuple(kept[0][n].shape) == s for n, s in shapes.items()):
+        return kept
+    outputs = graph._output_descriptors_for(shapes, "compute")
+    in_tensors = {name: context._create_tensor(graph.input_descriptors[name]["dataType"], list(shape), False, True)
+                  for name, shape in shapes.items()}
+    out_tensors = {name: context._create_tensor(d["dataType"], d["shape"], True, False) for name, d in outputs.items()}
+    return in_tensors, out_tensors
 
 
 def _take_compute_tensors(graph, context, reuse):
@@ -373,5 +396,14 @@ def _take_compute_tensors(graph, context, reuse):
     return in_tensors, out_tensors
 
 
+def _output_descriptors_for(self, input_shapes):
+    """The output descriptors for concrete input shapes (``{input: shape}``): a dynamic graph's
+    outputs at those sizes. TypeError, naming the op, when the graph is not valid at them."""
+    if not isinstance(input_shapes, dict):
+        raise TypeError(f"output_descriptors_for: expected a dict of input name -> shape, got {type(input_shapes).__name__}")
+    return self._output_descriptors_for(input_shapes, "output_descriptors_for")
+
+
 MLGraph.compute = _compute
+MLGraph.output_descriptors_for = _output_descriptors_for
 MLContext.compute = _compat.context_compute

@@ -27,12 +27,30 @@ const char* data_type_name(DataType type);
 std::optional<DataType> parse_data_type(const std::string& name);
 size_t data_type_size(DataType type);
 
+// A dynamic dimension of a graph input (the WebNN dynamic-shape explainer's MLDynamicDimension):
+// its size is chosen at each dispatch, from 1 to max_size. Dimensions with the same name have the
+// same size. An operand computed from dynamic inputs reports which of its dimensions are dynamic; one
+// that follows no input dimension has an empty name.
+struct DynamicDimension {
+  std::string name;
+  uint32_t max_size = 0;  // 0: a static dimension
+  bool dynamic() const { return max_size != 0; }
+  bool operator==(const DynamicDimension& other) const { return name == other.name && max_size == other.max_size; }
+};
+constexpr uint32_t kUnboundedDimension = 0x7fffffffu;  // max_size of a dimension with no bound but the tensor limits
+
 struct OperandDescriptor {
   DataType data_type = DataType::kFloat32;
   std::vector<uint32_t> shape;  // [] is a scalar
+  // Empty for a static descriptor; else one entry per dimension, max_size 0 for the static ones.
+  // A dynamic dimension's entry in `shape` is its max_size in descriptors the API returns (inputs
+  // given to GraphBuilder::input may hold anything there).
+  std::vector<DynamicDimension> dynamic;
 
+  bool is_dynamic() const { return !dynamic.empty(); }
   size_t element_count() const;
   size_t byte_length() const { return element_count() * data_type_size(data_type); }
+  // Equal types and sizes (a dynamic dimension compares by its max_size).
   bool operator==(const OperandDescriptor& other) const {
     return data_type == other.data_type && shape == other.shape;
   }
@@ -169,11 +187,15 @@ class Operand {
 
 // A numeric argument (the spec's MLNumber): a double, or an exact 64-bit integer.
 struct Number {
-  enum class Kind { kFloat, kInt, kUint } kind = Kind::kFloat;
+  // kDimension: a dynamic dimension's size, by name, in a shape argument (reshape's and expand's
+  // newShape): the size that dimension has at each dispatch.
+  enum class Kind { kFloat, kInt, kUint, kDimension } kind = Kind::kFloat;
   double f = 0;
   int64_t i = 0;
   uint64_t u = 0;
+  std::string dimension;
   static Number from_double(double v) { Number n; n.kind = Kind::kFloat; n.f = v; return n; }
+  static Number from_dimension(std::string name) { Number n; n.kind = Kind::kDimension; n.dimension = std::move(name); return n; }
   static Number from_int(int64_t v) { Number n; n.kind = Kind::kInt; n.i = v; return n; }
   static Number from_uint(uint64_t v) { Number n; n.kind = Kind::kUint; n.u = v; return n; }
   double as_double() const { return kind == Kind::kFloat ? f : kind == Kind::kInt ? double(i) : double(u); }
@@ -255,10 +277,26 @@ class Graph {
   explicit Graph(std::shared_ptr<detail::GraphImpl> impl) : impl_(std::move(impl)) {}
   const std::map<std::string, OperandDescriptor>& input_descriptors() const;
   const std::map<std::string, OperandDescriptor>& output_descriptors() const;
+  // Dynamic dimensions: whether the graph has any, and its output descriptors for concrete input
+  // shapes (TypeError naming the op when the graph is not valid at those sizes).
+  bool is_dynamic() const;
+  std::map<std::string, OperandDescriptor> output_descriptors_for(
+      const std::map<std::string, std::vector<uint32_t>>& input_shapes) const;
+  // A dynamic graph keeps one compiled plan per concrete input shape, the most recently used first,
+  // up to the cache capacity (default 8; WEBNN_PLAN_CACHE_SIZE). Static graphs have one plan.
+  struct PlanCacheInfo {
+    size_t plans = 0;         // plans held now
+    size_t capacity = 1;
+    uint64_t compilations = 0;  // plans compiled since build
+    size_t arena_bytes = 0;   // the held plans' intermediate memory
+  };
+  PlanCacheInfo plan_cache_info() const;
+  void set_plan_cache_capacity(size_t capacity);
   bool destroyed() const;
   void destroy();
   Context context() const;
-  // What the compiler made of the graph.
+  // What the compiler made of the graph (a dynamic graph: the plan of its last dispatch; InvalidStateError
+  // before the first).
   PlanDescription describe_plan() const;
   // Profiling: while on, every dispatch times each step (a clock read per step). Turning it on
   // resets the counts.

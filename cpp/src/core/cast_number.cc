@@ -15,6 +15,7 @@ template <class T>
 T to_int(const Number& n) {
   constexpr int64_t lo = int64_t(std::numeric_limits<T>::min());
   switch (n.kind) {
+    case Number::Kind::kDimension: return 0;  // not a value (GraphBuilder::constant refuses it)
     case Number::Kind::kInt:
       if constexpr (std::is_unsigned_v<T>) {
         if (n.i < 0) return 0;

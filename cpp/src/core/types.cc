@@ -45,7 +45,16 @@ std::string shape_to_string(const std::vector<uint32_t>& shape) {
 }
 
 std::string OperandDescriptor::to_string() const {
-  return str_cat("{dataType: ", data_type_name(data_type), ", shape: ", shape_to_string(shape), "}");
+  if (!is_dynamic())
+    return str_cat("{dataType: ", data_type_name(data_type), ", shape: ", shape_to_string(shape), "}");
+  std::string dims = "[";
+  for (size_t i = 0; i < shape.size(); ++i) {
+    dims += i ? ", " : "";
+    const DynamicDimension* d = i < dynamic.size() && dynamic[i].dynamic() ? &dynamic[i] : nullptr;
+    if (!d) dims += std::to_string(shape[i]);
+    else dims += str_cat(d->name.empty() ? "?" : d->name, d->max_size == kUnboundedDimension ? "" : str_cat("<=", d->max_size));
+  }
+  return str_cat("{dataType: ", data_type_name(data_type), ", shape: ", dims, "]}");
 }
 
 // Zeroed by calloc, which skips the memset for fresh pages from the OS (large buffers): their pages
@@ -103,6 +112,7 @@ void check_element_values(DataType type, const void* data, size_t byte_length, c
 }
 
 void check_dimensions(const OperandDescriptor& descriptor, const std::string& what) {
+  if (descriptor.is_dynamic()) throw_type_error(what + ": dynamic dimensions are only allowed in graph inputs");
   if (descriptor.shape.size() > kMaxRank)
     throw_type_error(str_cat(what, ": rank ", descriptor.shape.size(), " exceeds the maximum rank ", kMaxRank));
   uint64_t count = 1;

@@ -153,6 +153,7 @@ std::string format_number(const Number& n) {
     case Number::Kind::kInt: return std::to_string(n.i);
     case Number::Kind::kUint: return std::to_string(n.u);
     case Number::Kind::kFloat: return format_double(n.f);
+    case Number::Kind::kDimension: return n.dimension;
   }
   return "0";
 }

@@ -114,20 +114,27 @@ class ModelBuilder {
   void add_input(const ModelInput& input) {
     line_ = input.line;
     OperandDescriptor desc{input.data_type, {}};
+    std::vector<DynamicDimension> dynamic;
     for (const ModelDimension& dim : input.shape) {
       if (dim.name.empty()) {
         desc.shape.push_back(dim.size);
+        dynamic.push_back({});
         continue;
       }
       auto it = dims_.find(dim.name);
-      if (it == dims_.end())
-        error(str_cat("input '", input.name, "' has the dynamic dimension '", dim.name, "' (at most ", dim.max,
-                      "); give its size when loading (dims={'", dim.name, "': N})"));
+      if (it == dims_.end()) {  // stays dynamic: sized at each dispatch
+        dynamic.push_back({dim.name, dim.max ? dim.max : kUnboundedDimension});
+        desc.shape.push_back(dynamic.back().max_size);
+        desc.dynamic = dynamic;  // completed below
+        continue;
+      }
+      dynamic.push_back({});
       if (it->second == 0 || (dim.max > 0 && it->second > dim.max))
         error(str_cat("input '", input.name, "': the size ", it->second, " of the dynamic dimension '", dim.name,
                       "' is outside [1, ", dim.max, "]"));
       desc.shape.push_back(it->second);
     }
+    if (!desc.dynamic.empty()) desc.dynamic = dynamic;
     Operand operand = checked([&] { return builder_.input(input.name, desc); });
     OperandOrigin origin;
     origin.dims = input.shape;
@@ -185,6 +192,12 @@ class ModelBuilder {
         }
         std::vector<Number> out;
         for (const ModelValue& item : v.items) {
+          if (spec.takes_dimensions && names_operand(item) && !parse_number(item.text)) {
+            // A dynamic dimension's size (reshape's newShape): its size when loaded with dims.
+            auto pinned = dims_.find(item.text);
+            out.push_back(pinned != dims_.end() ? Number::from_uint(pinned->second) : Number::from_dimension(item.text));
+            continue;
+          }
           Value x = literal(item, spec, depth + 1);
           if (auto* n = std::get_if<Number>(&x)) out.push_back(*n);
           else if (auto* b = std::get_if<bool>(&x)) out.push_back(Number::from_int(*b));

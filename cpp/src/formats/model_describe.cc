@@ -35,6 +35,7 @@ bool numbers_equal(const Number& a, const Number& b) {
     case Number::Kind::kFloat: return a.f == b.f || (std::isnan(a.f) && std::isnan(b.f));
     case Number::Kind::kInt: return a.i == b.i;
     case Number::Kind::kUint: return a.u == b.u;
+    case Number::Kind::kDimension: return a.dimension == b.dimension;
   }
   return false;
 }
@@ -204,7 +205,11 @@ class Describer {
       in.shape = o->dims;
       return in;
     }
-    for (uint32_t d : info.desc.shape) in.shape.push_back({d, "", 0});
+    for (size_t i = 0; i < info.desc.shape.size(); ++i) {
+      const DynamicDimension* d = i < info.desc.dynamic.size() && info.desc.dynamic[i].dynamic() ? &info.desc.dynamic[i] : nullptr;
+      if (d) in.shape.push_back({0, d->name, d->max_size == kUnboundedDimension ? 0 : d->max_size});
+      else in.shape.push_back({info.desc.shape[i], "", 0});
+    }
     return in;
   }
 
@@ -276,7 +281,10 @@ class Describer {
       const Attr& a = node.args[i];
       if (i < params.size() && is_operand_kind(spec.kind)) continue;
       if (std::holds_alternative<std::monostate>(a) || (i >= params.size() && attrs_equal(a, spec.default_value))) continue;
-      out.arguments.push_back({spec.name, value_of(a, spec.kind)});
+      ModelValue value = value_of(a, spec.kind);
+      for (const SymbolicSize& s : node.symbolic_sizes)
+        if (s.arg == i && s.element < value.items.size()) value.items[s.element] = ModelValue::of_name(s.name);
+      out.arguments.push_back({spec.name, std::move(value)});
     }
     if (!node.label.empty() && node.label != formats::default_label(out.outputs))
       out.arguments.push_back({"label", ModelValue::of_string(node.label)});

@@ -7,6 +7,7 @@ namespace webnn {
 
 bool enforce_range(const Number& n, int64_t lo, int64_t hi, int64_t* out) {
   switch (n.kind) {
+    case Number::Kind::kDimension: return false;  // resolved by the builder before conversion
     case Number::Kind::kInt:
       if (n.i < lo || n.i > hi) return false;
       *out = n.i;
@@ -55,6 +56,7 @@ bool wrap_uint32(const Number& n, int64_t* out) {
   // WebIDL unsigned long without [EnforceRange]: NaN/Inf -> 0, truncate, modulo 2^32.
   double x;
   switch (n.kind) {
+    case Number::Kind::kDimension: return false;
     case Number::Kind::kInt: *out = int64_t(uint32_t(uint64_t(n.i))); return true;
     case Number::Kind::kUint: *out = int64_t(uint32_t(n.u)); return true;
     case Number::Kind::kFloat:

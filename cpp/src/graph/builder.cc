@@ -11,8 +11,22 @@ using detail::BuilderImpl;
 
 const OperandDescriptor& Operand::descriptor() const {
   if (!builder_) throw_type_error("invalid MLOperand");
-  return builder_->ir.operands[id_].desc;
+  const OperandInfo& info = builder_->ir.operands[id_];
+  return info.reported ? *info.reported : info.desc;
 }
+
+namespace {
+// Dynamic dimensions at size 1: the limits they must meet at every size (each dispatch checks its own).
+OperandDescriptor smallest_sizes(const OperandDescriptor& desc) {
+  if (!desc.is_dynamic()) return desc;
+  OperandDescriptor out = desc;
+  for (size_t i = 0; i < out.shape.size(); ++i)
+    if (out.dynamic[i].dynamic()) out.shape[i] = 1;
+  out.dynamic.clear();
+  return out;
+}
+
+}  // namespace
 
 Operand GraphBuilder::input(const std::string& name, const OperandDescriptor& descriptor) {
   std::lock_guard<std::mutex> lock(impl_->mutex);
@@ -20,11 +34,11 @@ Operand GraphBuilder::input(const std::string& name, const OperandDescriptor& de
   std::string what = "input '" + name + "'";
   if (name.empty()) throw_type_error("input: the name must not be empty");
   if (impl_->input_names.count(name)) throw_type_error(what + ": the name is already used by another input");
-  check_dimensions(descriptor, what);
-  impl_->input_names.insert(name);
   OperandInfo info;
   info.kind = OperandInfo::Kind::kInput;
-  info.desc = descriptor;
+  info.desc = descriptor.is_dynamic() ? impl_->dynamic.declare_input(descriptor, what) : descriptor;
+  check_dimensions(smallest_sizes(info.desc), what);
+  impl_->input_names.insert(name);
   info.name = name;
   return impl_->add_operand(impl_, std::move(info));
 }
@@ -65,6 +79,7 @@ Operand constant_in_place(GraphBuilder& builder, const OperandDescriptor& descri
 }  // namespace detail
 
 Operand GraphBuilder::constant(DataType data_type, const Number& value) {
+  if (value.kind == Number::Kind::kDimension) throw_type_error("constant: a dynamic dimension is not a value");
   OperandDescriptor desc{data_type, {}};
   uint8_t bytes[8] = {};
   cast_number_to(value, data_type, bytes);
@@ -93,12 +108,34 @@ std::vector<Operand> GraphBuilder::call(const std::string& op_name, const std::v
       throw_type_error(str_cat(prefix, param, " is an MLOperand from another MLGraphBuilder"));
     return op.id();
   };
+  // Dynamic dimensions named in shape arguments: their representative sizes, and where they sit.
+  std::vector<SymbolicSize> symbolic;
+  Value resolved;
+  auto with_sizes = [&](const ParamSpec& spec, size_t arg_index, const Value& v) -> const Value& {
+    if (auto* n = std::get_if<Number>(&v); n && n->kind == Number::Kind::kDimension)
+      throw_type_error(str_cat(prefix, spec.name, " cannot be a dynamic dimension"));
+    auto* list = std::get_if<std::vector<Number>>(&v);
+    if (!list) return v;
+    bool any = false;
+    for (const Number& n : *list) any = any || n.kind == Number::Kind::kDimension;
+    if (!any) return v;
+    if (!spec.takes_dimensions) throw_type_error(str_cat(prefix, spec.name, " cannot hold dynamic dimensions"));
+    std::vector<Number> sizes = *list;
+    for (size_t e = 0; e < sizes.size(); ++e) {
+      if (sizes[e].kind != Number::Kind::kDimension) continue;
+      uint32_t size = impl_->dynamic.representative(sizes[e].dimension, str_cat(prefix, spec.name, "[", e, "]"));
+      symbolic.push_back({arg_index, e, sizes[e].dimension});
+      sizes[e] = Number::from_uint(size);
+    }
+    resolved = std::move(sizes);
+    return resolved;
+  };
   std::vector<Attr> args;
   args.reserve(def->params.size() + def->options.size());
   for (size_t i = 0; i < def->params.size(); ++i) {
     const ParamSpec& spec = def->params[i];
     Value absent;
-    const Value& v = i < arguments.size() ? arguments[i] : absent;
+    const Value& v = with_sizes(spec, i, i < arguments.size() ? arguments[i] : absent);
     Attr a = convert_argument(spec, v, prefix, operand_id);
     if (std::holds_alternative<std::monostate>(a) && spec.kind != ParamKind::kOptionalOperand)
       throw_type_error(str_cat(prefix, "the argument '", spec.name, "' is required"));
@@ -107,7 +144,8 @@ std::vector<Operand> GraphBuilder::call(const std::string& op_name, const std::v
   for (const ParamSpec& spec : def->options) {
     auto it = options.find(spec.name);
     Value absent;
-    args.push_back(convert_argument(spec, it == options.end() ? absent : it->second, prefix, operand_id));
+    const Value& v = with_sizes(spec, args.size(), it == options.end() ? absent : it->second);
+    args.push_back(convert_argument(spec, v, prefix, operand_id));
   }
 
   // CR-types and CR-ranks, from the capability data.
@@ -158,9 +196,20 @@ std::vector<Operand> GraphBuilder::call(const std::string& op_name, const std::v
                                  limit.same_type_as, " has ", data_type_name(theirs[0])));
   }
 
-  std::vector<OperandDescriptor> out_descs = def->infer(view);
+  std::vector<OperandDescriptor> out_descs;
+  try {
+    out_descs = def->infer(view);
+  } catch (const Error& e) {
+    bool dynamic = !symbolic.empty();
+    for (int id : inputs) dynamic = dynamic || operands[size_t(id)].desc.is_dynamic();
+    if (!dynamic || e.kind() != ErrorKind::kTypeError) throw;
+    throw Error(e.kind(), str_cat(e.what(), " (dynamic dimensions at their representative sizes ",
+                                  impl_->dynamic.describe_sizes(), "; an op must be valid at every size: "
+                                  "shape arguments can name dynamic dimensions)"));
+  }
+  impl_->dynamic.infer_outputs(*def, args, label, inputs, symbolic, operands, out_descs);
   for (size_t i = 0; i < out_descs.size(); ++i) {
-    check_dimensions(out_descs[i], prefix + "output");
+    check_dimensions(smallest_sizes(out_descs[i]), prefix + "output");
     const OperandLimit* limit = def->limit(out_descs.size() == 1 ? "output" : "output" + std::to_string(i));
     if (!limit) limit = def->limit("outputs");
     if (!limit) limit = def->limit("output");
@@ -175,6 +224,7 @@ std::vector<Operand> GraphBuilder::call(const std::string& op_name, const std::v
   node.label = label;
   node.inputs = std::move(inputs);
   node.attributes = view.kept();
+  node.symbolic_sizes = std::move(symbolic);
   int node_index = int(impl_->ir.nodes.size());
   std::vector<Operand> result;
   for (auto& d : out_descs) {

@@ -7,6 +7,7 @@
 #include <mutex>
 #include <set>
 
+#include "graph/dynamic_shapes.h"
 #include "graph/op_def.h"
 
 namespace webnn::detail {
@@ -18,13 +19,16 @@ struct BuilderImpl {
   GraphIR ir;
   bool has_built = false;
   std::set<std::string> input_names;
+  DynamicShapes dynamic;  // dynamic input dimensions, and how each operand's dimensions follow them
 
   void check_can_build(const std::string& what) const {
     if (has_built) throw_error(ErrorKind::kInvalidStateError, what + ": the builder has already built a graph");
     if (*context_lost) throw_error(ErrorKind::kInvalidStateError, what + ": the context is lost");
   }
   Operand add_operand(const std::shared_ptr<BuilderImpl>& self, OperandInfo info) {
+    if (info.desc.is_dynamic()) info.reported = std::make_shared<const OperandDescriptor>(reported_descriptor(info.desc));
     ir.operands.push_back(std::move(info));
+    dynamic.add_operand(ir.operands);
     return Operand(self, int(ir.operands.size()) - 1);
   }
 };

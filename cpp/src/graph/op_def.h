@@ -69,6 +69,7 @@ struct ParamSpec {
   ParamKind kind;
   Attr default_value = {};  // monostate: optional with no default (or required, for arguments)
   std::vector<std::string> enum_values = {};
+  bool takes_dimensions = false;  // a kUintList whose entries may name dynamic dimensions (newShape)
 };
 
 // One row of capability data: the allowed data types and ranks of one operand (inputs use
@@ -90,6 +91,9 @@ struct OperandInfo {
   BufferPtr constant_data;   // constants only
   std::shared_ptr<detail::TensorImpl> constant_tensor;  // constant(tensor) operands
   int producer = -1;         // node index
+  // Operands with dynamic dimensions (graph/dynamic_shapes.h): `desc` holds representative sizes; this
+  // is the descriptor the API reports.
+  std::shared_ptr<const OperandDescriptor> reported;
 };
 
 // The typed attributes an op's validation derives (the kernel's parameter struct, an axis, a mask),
@@ -122,6 +126,14 @@ struct PiecesLayout {
 PiecesLayout pieces_along_axis(PiecesLayout::Kind kind, const OperandDescriptor& whole, size_t axis,
                                const std::vector<uint32_t>& sizes);
 
+// An entry of a shape argument that is a dynamic dimension's size (Number::Kind::kDimension): the node's
+// argument holds the size at the IR's representative sizes, and each specialization its own.
+struct SymbolicSize {
+  size_t arg;      // index into Node::args
+  size_t element;  // index into that integer list
+  std::string name;
+};
+
 struct OpDef;
 struct Node {
   const OpDef* def = nullptr;
@@ -130,7 +142,14 @@ struct Node {
   std::vector<int> inputs;   // operand ids, in parameter order, lists flattened, absent skipped
   std::vector<int> outputs;  // operand ids
   std::shared_ptr<const KeptAttributes> attributes;  // what validation kept (OpView::keep), or null
+  std::vector<SymbolicSize> symbolic_sizes;           // shape arguments' dynamic entries
 };
+
+// Sets a node's symbolic shape entries in `args` to the sizes `size_of(name)` gives.
+template <class SizeOf>
+void set_symbolic_sizes(std::vector<Attr>& args, const std::vector<SymbolicSize>& symbolic, const SizeOf& size_of) {
+  for (const SymbolicSize& s : symbolic) std::get<std::vector<int64_t>>(args[s.arg])[s.element] = int64_t(size_of(s.name));
+}
 
 struct GraphIR {
   std::vector<OperandInfo> operands;

@@ -278,6 +278,13 @@ BatchRunner::BatchRunner(const std::vector<Graph>& graphs) : impl_(std::make_uni
     const Graph& g = graphs[i];
     if (!g.impl()) throw_type_error(str_cat("batch: graph ", i, " is not an MLGraph"));
     if (g.destroyed()) throw_error(ErrorKind::kInvalidStateError, str_cat("batch: graph ", i, " is destroyed"));
+    if (g.is_dynamic()) {
+      std::string shapes;
+      for (const auto& [name, desc] : g.input_descriptors())
+        if (desc.is_dynamic()) shapes += str_cat(shapes.empty() ? "" : ", ", name, " ", desc.to_string());
+      throw_type_error(str_cat("batch: graph ", i, " has dynamic dimensions (", shapes,
+                               "); a batch runner needs every dimension but the batch fixed: pin them (dims=...)"));
+    }
     for (size_t j = 0; j < i; ++j)
       if (graphs[j].impl()->context == g.impl()->context)
         throw_type_error(str_cat("batch: graphs ", j, " and ", i, " share a context (each worker needs its own)"));

@@ -93,6 +93,16 @@ void TensorImpl::destroy() {
   self_context->timeline->notify();
 }
 
+std::shared_ptr<Plan> current_plan(const GraphImpl& graph) {
+  if (!graph.dynamic) return std::atomic_load(&graph.plan);
+  std::shared_ptr<ShapePlan> last;
+  {
+    std::lock_guard<std::mutex> lock(graph.dynamic->mutex);
+    last = graph.dynamic->last;
+  }
+  return last ? std::atomic_load(&last->plan) : nullptr;
+}
+
 }  // namespace detail
 
 using detail::ContextImpl;
@@ -260,6 +270,51 @@ std::vector<uint8_t> Context::read_tensor(const Tensor& tensor) {
   return out;
 }
 
+namespace {
+// A graph with dynamic dimensions: the plan for the input tensors' shapes (specialized now, compiled on
+// the timeline at its first run), the outputs checked against that plan's shapes.
+template <class Match>
+void dispatch_dynamic(const std::shared_ptr<ContextImpl>& context, const std::shared_ptr<GraphImpl>& g,
+                      const NamedTensors& inputs, const NamedTensors& outputs, const Match& match) {
+  if (inputs.size() != g->input_descriptors.size())
+    throw_type_error(str_cat("dispatch: the graph has ", g->input_descriptors.size(), " inputs but ", inputs.size(),
+                             " were given"));
+  detail::InputShapes shapes;
+  for (const auto& [name, desc] : g->input_descriptors) {
+    auto it = inputs.find(name);
+    if (it == inputs.end()) throw_type_error(str_cat("dispatch: missing input '", name, "'"));
+    const auto& t = it->second.impl();
+    if (t->is_constant) throw_type_error(str_cat("dispatch: input '", name, "' is a constant tensor"));
+    if (t->desc.data_type != desc.data_type)
+      throw_type_error(str_cat("dispatch: input '", name, "' is ", t->desc.to_string(), " but the graph expects ",
+                               desc.to_string()));
+    shapes[name] = t->desc.shape;
+  }
+  std::shared_ptr<detail::DynamicPlans> plans = g->dynamic;
+  std::shared_ptr<detail::ShapePlan> shape_plan = plans->plan_for(shapes, "dispatch", true);
+  match(outputs, shape_plan->outputs, "output");
+  std::map<std::string, BufferPtr> bound;
+  for (const NamedTensors* tensors : {&inputs, &outputs})
+    for (const auto& [name, tensor] : *tensors) {
+      BufferPtr b = std::atomic_load(&tensor.impl()->data);
+      if (!b) throw_type_error("dispatch: an MLTensor was destroyed during the call");
+      bound[(tensors == &inputs ? "i:" : "o:") + name] = std::move(b);
+    }
+  context->timeline->submit([context, plans, shape_plan, bound = std::move(bound)] {
+    if (context->lost) return;
+    try {
+      std::shared_ptr<Plan> plan = plans->compiled(*shape_plan);
+      std::vector<BufferPtr> in_buffers, out_buffers;
+      for (const auto& in : plan->inputs) in_buffers.push_back(bound.at("i:" + in.name));
+      for (const auto& out : plan->outputs) out_buffers.push_back(bound.at("o:" + out.name));
+      execute_plan(*plan, in_buffers, out_buffers, &context->pool);
+    } catch (const std::exception& e) {
+      context->lose(std::string("dispatch: execution failed: ") + e.what());
+    }
+  }, Timeline::Wake::kSoon);
+}
+}  // namespace
+
 void Context::dispatch(const Graph& graph, const NamedTensors& inputs, const NamedTensors& outputs) {
   const auto& g = graph.impl();
   if (!g) throw_type_error("dispatch: invalid MLGraph");
@@ -296,6 +351,10 @@ void Context::dispatch(const Graph& graph, const NamedTensors& inputs, const Nam
                                  desc.to_string()));
     }
   };
+  if (g->dynamic) {
+    dispatch_dynamic(impl_, g, inputs, outputs, match);
+    return;
+  }
   match(inputs, g->input_descriptors, "input");
   match(outputs, g->output_descriptors, "output");
 
@@ -377,13 +436,71 @@ std::shared_ptr<void> Tensor::export_storage() const {
 
 const std::map<std::string, OperandDescriptor>& Graph::input_descriptors() const { return impl_->input_descriptors; }
 const std::map<std::string, OperandDescriptor>& Graph::output_descriptors() const { return impl_->output_descriptors; }
+bool Graph::is_dynamic() const { return impl_->dynamic != nullptr; }
+
+std::map<std::string, OperandDescriptor> Graph::output_descriptors_for(
+    const std::map<std::string, std::vector<uint32_t>>& input_shapes) const {
+  return detail::output_descriptors_for(*impl_, input_shapes, "output_descriptors_for");
+}
+
+std::map<std::string, OperandDescriptor> detail::output_descriptors_for(const GraphImpl& graph,
+                                                                        const InputShapes& input_shapes,
+                                                                        const std::string& what) {
+  const GraphImpl* impl_ = &graph;
+  if (impl_->destroyed) throw_error(ErrorKind::kInvalidStateError, what + ": the MLGraph is destroyed");
+  if (!impl_->dynamic) {
+    for (const auto& [name, desc] : impl_->input_descriptors) {
+      auto it = input_shapes.find(name);
+      if (it == input_shapes.end()) throw_type_error(what + ": missing input '" + name + "'");
+      if (it->second != desc.shape)
+        throw_type_error(str_cat(what, ": input '", name, "' has shape ", shape_to_string(it->second),
+                                 " but the graph expects ", desc.to_string()));
+    }
+    return impl_->output_descriptors;
+  }
+  for (const auto& [name, shape] : input_shapes)
+    if (!impl_->input_descriptors.count(name)) throw_type_error(what + ": unknown input '" + name + "'");
+  return impl_->dynamic->plan_for(input_shapes, what, false)->outputs;
+}
+
+Graph::PlanCacheInfo Graph::plan_cache_info() const {
+  PlanCacheInfo info;
+  if (!impl_->dynamic) {
+    auto plan = std::atomic_load(&impl_->plan);
+    info.plans = plan ? 1 : 0;
+    info.compilations = 1;
+    info.arena_bytes = plan ? plan->arena_bytes : 0;
+    return info;
+  }
+  detail::DynamicPlans& d = *impl_->dynamic;
+  std::lock_guard<std::mutex> lock(d.mutex);
+  info.plans = d.plans.size();
+  info.capacity = d.capacity;
+  info.compilations = d.compilations.load();
+  for (const auto& p : d.plans)
+    if (auto plan = std::atomic_load(&p->plan)) info.arena_bytes += plan->arena_bytes;
+  return info;
+}
+
+void Graph::set_plan_cache_capacity(size_t capacity) {
+  if (!impl_->dynamic) {
+    if (capacity < 1) throw_type_error("plan cache capacity must be at least 1");
+    return;  // one plan, always kept
+  }
+  impl_->dynamic->set_capacity(capacity);
+}
+
 bool Graph::destroyed() const { return impl_->destroyed; }
 Context Graph::context() const { return Context(impl_->context); }
 void Graph::destroy() {
   if (impl_->destroyed.exchange(true)) return;
   // Free the compiled plan after work already queued (which holds its own reference).
   std::shared_ptr<Plan> plan = std::atomic_exchange(&impl_->plan, std::shared_ptr<Plan>());
-  impl_->context->timeline->submit([plan]() mutable { plan.reset(); }, Timeline::Wake::kSoon);
+  auto shape_plans = impl_->dynamic ? impl_->dynamic->clear() : std::list<std::shared_ptr<detail::ShapePlan>>{};
+  impl_->context->timeline->submit([plan, shape_plans]() mutable {
+    plan.reset();
+    shape_plans.clear();
+  }, Timeline::Wake::kSoon);
 }
 
 }  // namespace webnn

@@ -70,6 +70,26 @@ Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& ou
   std::map<std::string, int> output_ids;
   for (const auto& [name, op] : outputs) output_ids[name] = op.id();
 
+  bool dynamic = false;
+  for (const OperandInfo& info : ir->operands) dynamic = dynamic || (info.kind == OperandInfo::Kind::kInput && info.desc.is_dynamic());
+  if (dynamic) {
+    std::map<std::string, OperandDescriptor> inputs, outs;
+    for (const OperandInfo& info : ir->operands)
+      if (info.kind == OperandInfo::Kind::kInput) inputs[info.name] = info.reported ? *info.reported : info.desc;
+    for (const auto& [name, id] : output_ids) {
+      const OperandInfo& info = ir->operands[size_t(id)];
+      outs[name] = info.reported ? *info.reported : info.desc;
+    }
+    Graph graph = detail::make_dynamic_graph(Context(context), inputs, outs,
+                                             detail::specialize_by_inference(ir, output_ids));
+    // Resolved in order with the context's other work, like a static build.
+    context->timeline->submit([context, graph, future] {
+      if (context->lost) future.reject(ErrorKind::kInvalidStateError, "build: the context is lost");
+      else future.resolve(graph);
+    });
+    return future;
+  }
+
   context->timeline->submit([context, ir, output_ids, future] {
     if (context->lost) {
       future.reject(ErrorKind::kInvalidStateError, "build: the context is lost");
@@ -92,5 +112,49 @@ Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& ou
   });
   return future;
 }
+
+namespace detail {
+
+Graph make_dynamic_graph(const Context& context, const std::map<std::string, OperandDescriptor>& inputs,
+                         const std::map<std::string, OperandDescriptor>& outputs, Specializer specialize) {
+  auto graph = std::make_shared<GraphImpl>();
+  graph->context = context.impl();
+  graph->input_descriptors = inputs;
+  graph->output_descriptors = outputs;
+  auto plans = std::make_shared<DynamicPlans>();
+  plans->inputs = inputs;
+  std::map<std::string, DynamicDimension> dims;
+  for (const auto& [name, desc] : inputs)
+    for (const DynamicDimension& d : desc.dynamic)
+      if (d.dynamic()) dims[d.name] = d;
+  for (auto& [name, d] : dims) plans->dimensions.push_back(d);
+  plans->specialize = std::move(specialize);
+  plans->threads = context.impl()->pool.max_threads();
+  plans->capacity = default_plan_cache_capacity();
+  graph->dynamic = std::move(plans);
+  context.impl()->register_graph(graph);
+  return Graph(graph);
+}
+
+ConcreteGraph take_builder_graph(GraphBuilder& builder, const std::map<std::string, Operand>& outputs) {
+  auto& impl = builder.impl();
+  std::lock_guard<std::mutex> lock(impl->mutex);
+  impl->check_can_build("build");
+  ConcreteGraph out;
+  for (const auto& [name, op] : outputs) {
+    if (op.builder_impl() != impl.get()) throw_type_error("build: output '" + name + "' is from another MLGraphBuilder");
+    const OperandInfo& info = impl->ir.operands[size_t(op.id())];
+    if (info.kind != OperandInfo::Kind::kIntermediate)
+      throw_type_error("build: output '" + name + "' is a graph input or a constant; use identity() to output it");
+    if (info.desc.is_dynamic()) throw_type_error("build: output '" + name + "' has dynamic dimensions");
+    out.outputs[name] = op.id();
+  }
+  impl->has_built = true;
+  out.ir = std::make_shared<GraphIR>(std::move(impl->ir));
+  impl->ir = GraphIR{};
+  return out;
+}
+
+}  // namespace detail
 
 }  // namespace webnn

@@ -8,7 +8,12 @@ namespace webnn {
 namespace {
 
 std::shared_ptr<Plan> plan_of(const detail::GraphImpl& graph, const char* what) {
-  std::shared_ptr<Plan> plan = std::atomic_load(&graph.plan);
+  if (graph.destroyed) throw_error(ErrorKind::kInvalidStateError, std::string(what) + ": the graph is destroyed");
+  std::shared_ptr<Plan> plan = detail::current_plan(graph);
+  if (!plan && graph.dynamic)
+    throw_error(ErrorKind::kInvalidStateError,
+                std::string(what) + ": the graph has dynamic dimensions and is compiled per input shape; "
+                                    "no plan has run yet (dispatch it first)");
   if (!plan) throw_error(ErrorKind::kInvalidStateError, std::string(what) + ": the graph is destroyed");
   return plan;
 }
@@ -35,14 +40,28 @@ PlanDescription Graph::describe_plan() const {
   return out;
 }
 
+namespace detail {
+void set_plan_profiling(Plan& plan, bool on) {
+  if (on) {
+    for (size_t s = 0; s < plan.steps.size(); ++s) plan.step_nanos[s].store(0, std::memory_order_relaxed);
+    plan.profiled_runs.store(0, std::memory_order_relaxed);
+  }
+  plan.profiling.store(on, std::memory_order_relaxed);
+}
+}  // namespace detail
+
 void Graph::set_profiling(bool on) {
   if (!impl_) throw_type_error("setProfiling: invalid MLGraph");
-  std::shared_ptr<Plan> plan = plan_of(*impl_, "setProfiling");
-  if (on) {
-    for (size_t s = 0; s < plan->steps.size(); ++s) plan->step_nanos[s].store(0, std::memory_order_relaxed);
-    plan->profiled_runs.store(0, std::memory_order_relaxed);
+  if (impl_->dynamic) {  // every plan, and those compiled later
+    if (impl_->destroyed) throw_error(ErrorKind::kInvalidStateError, "setProfiling: the graph is destroyed");
+    detail::DynamicPlans& d = *impl_->dynamic;
+    std::lock_guard<std::mutex> lock(d.mutex);
+    d.profiling = on;
+    for (const auto& p : d.plans)
+      if (auto plan = std::atomic_load(&p->plan)) detail::set_plan_profiling(*plan, on);
+    return;
   }
-  plan->profiling.store(on, std::memory_order_relaxed);
+  detail::set_plan_profiling(*plan_of(*impl_, "setProfiling"), on);
 }
 
 GraphProfile Graph::profile() const {

@@ -29,9 +29,16 @@ def convert_to_webnn(model: _Model, out_path: _Path, *, override_dims: Optional[
     """
 
 
-def load(model: _Model, context: Optional[MLContext] = None, *, override_dims: Optional[Mapping[str, int]] = None, input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> MLGraph:
+def load(model: _Model, context: Optional[MLContext] = None, *, override_dims: Optional[Mapping[str, int]] = None, input_shapes: Optional[Mapping[str, Sequence[int]]] = None, max_sizes: Optional[Mapping[str, int]] = None) -> MLGraph:
     """Converts an ONNX model (a path, serialized bytes or an ``onnx.ModelProto``) and returns the
     built MLGraph.
+
+    Input dimensions the model leaves free (named, like ``batch``, or unnamed) and that
+    ``override_dims`` / ``input_shapes`` do not pin stay dynamic: the graph runs at any sizes
+    (``max_sizes={"batch": 64}`` bounds named ones). The model is converted once at load, to check
+    it, and again for each new input shape, where the shape computations it holds (Shape, Gather,
+    Concat, Reshape, Range, Expand ...) are folded at that shape; each shape's plan is cached
+    (``MLGraph.plan_cache_info``).
 
     The graph keeps one copy of each weight (conv and matmul weights in their packed form only), so
     it cannot be written back with ``webnn.save``: use :func:`convert_to_webnn` for a ``.webnn``

@@ -7,6 +7,7 @@ import numpy as np
 
 from .. import _core
 from .._api import MLGraphBuilder, create_context
+from .._dynamic import DynamicDimension
 from .._errors import DataError, MLError, NotSupportedError
 from . import _folding, _prepare
 from ._registry import DEFAULT_DOMAINS, handler_key, onnx_type_name, webnn_type
@@ -203,6 +204,11 @@ def convert(model, context=None, *, override_dims=None, input_shapes=None, build
     ``override_dims`` pins symbolic dimensions by name (``{"batch": 1}``); ``input_shapes`` gives
     whole input shapes (``{"x": [1, 3, 48, 320]}``), for unnamed dimensions.
     """
+    return _convert(model, context, override_dims, input_shapes, builder)
+
+
+def _convert(model, context, override_dims, input_shapes, builder, weights=None):
+    """convert(), with the model's initializers already read (``weights``) when given."""
     model = _as_model(model)
     if builder is not None and not isinstance(builder, MLGraphBuilder):
         raise TypeError(f"convert: builder must be an MLGraphBuilder, got {type(builder).__name__}")
@@ -212,7 +218,7 @@ def convert(model, context=None, *, override_dims=None, input_shapes=None, build
         builder = MLGraphBuilder(context)
     walk = {}
     try:
-        return _convert_graph(model, builder, context, override_dims, input_shapes, walk)
+        return _convert_graph(model, builder, context, override_dims, input_shapes, walk, weights)
     except (TypeError, MLError, FileNotFoundError):
         raise
     except Exception as error:  # a malformed model that reached a corner of the importer
@@ -224,8 +230,8 @@ def convert(model, context=None, *, override_dims=None, input_shapes=None, build
                         f"({type(error).__name__}: {error})") from error
 
 
-def _convert_graph(model, builder, context, override_dims, input_shapes, walk):
-    weights = _prepare.initializers(model.graph)
+def _convert_graph(model, builder, context, override_dims, input_shapes, walk, weights=None):
+    weights = _prepare.initializers(model.graph) if weights is None else weights
     model, input_types, inferred = _prepare.pin_and_infer(model, override_dims, input_shapes)
     converter = walk["converter"] = Converter(model, builder, context)
     graph = model.graph
@@ -257,17 +263,133 @@ def _convert_graph(model, builder, context, override_dims, input_shapes, walk):
     return builder, inputs, outputs
 
 
-def load(model, context=None, *, override_dims=None, input_shapes=None):
+def load(model, context=None, *, override_dims=None, input_shapes=None, max_sizes=None):
     """Converts an ONNX model (a path, serialized bytes or an ``onnx.ModelProto``) and returns the
     built MLGraph.
+
+    Input dimensions the model leaves free (named, like ``batch``, or unnamed) and that
+    ``override_dims`` / ``input_shapes`` do not pin stay dynamic: the graph runs at any sizes
+    (``max_sizes={"batch": 64}`` bounds named ones). The model is converted once at load, to check
+    it, and again for each new input shape, where the shape computations it holds (Shape, Gather,
+    Concat, Reshape, Range, Expand ...) are folded at that shape; each shape's plan is cached
+    (``MLGraph.plan_cache_info``).
 
     The graph keeps one copy of each weight (conv and matmul weights in their packed form only), so
     it cannot be written back with ``webnn.save``: use :func:`convert_to_webnn` for a ``.webnn``
     file, or :func:`convert` and save its outputs.
     """
+    model = _as_model(model)
+    declared = _free_inputs(model, override_dims, input_shapes, max_sizes)
+    if declared is not None and any(not _static(shape) for _, shape in declared.values()):
+        return _load_dynamic(model, context or create_context(), declared)
+    if declared is not None:  # every dimension pinned, unnamed ones by name too
+        override_dims, input_shapes = None, {name: shape for name, (_, shape) in declared.items()}
     builder, _, outputs = convert(model, context, override_dims=override_dims, input_shapes=input_shapes)
     graph = builder.build(outputs)
     del builder, outputs  # the raw weights, now packed into the graph's kernels
+    _core.release_free_memory()
+    return graph
+
+
+def _static(shape):
+    return not any(isinstance(d, DynamicDimension) for d in shape)
+
+
+def _dimension_name(info, axis, dim):
+    """A free input dimension's name: its dim_param, or '<input>[<axis>]' when it has none (or the
+    placeholder '?', which some exporters write for every unknown dimension)."""
+    if dim.HasField("dim_param") and dim.dim_param and dim.dim_param != "?":
+        return dim.dim_param
+    return f"{info.name}[{axis}]"
+
+
+def _free_inputs(model, override_dims, input_shapes, max_sizes):
+    """``{input: (data type, shape)}`` with the dimensions nothing pins as ``DynamicDimension``, or
+    None when an input has no usable type or shape (the static path then says what is wrong).
+    ``override_dims`` and ``max_sizes`` name free dimensions as :func:`_dimension_name` does."""
+    override_dims = _prepare.check_sizes(override_dims, "override_dims")
+    input_shapes = _prepare.check_sizes(input_shapes, "input_shapes")
+    max_sizes = _prepare.check_sizes(max_sizes, "max_sizes")
+    for what, mapping in (("override_dims", override_dims), ("max_sizes", max_sizes)):
+        for name, size in mapping.items():
+            if not isinstance(name, str) or not _prepare.valid_size(size):
+                raise TypeError(f"webnn.onnx: {what} must map dimension names to integers >= 1, got {name!r}: {size!r}")
+    initializer_names = {t.name for t in model.graph.initializer}
+    if set(input_shapes) - {i.name for i in model.graph.input}:
+        return None  # the static path names the unknown inputs
+    declared, names = {}, set()
+    for info in model.graph.input:
+        if info.name in initializer_names or not info.type.HasField("tensor_type"):
+            continue
+        tensor_type = info.type.tensor_type
+        data_type = webnn_type(tensor_type.elem_type)
+        if data_type is None or (info.name not in input_shapes and not tensor_type.HasField("shape")):
+            return None
+        if info.name in input_shapes:
+            declared[info.name] = (data_type, list(input_shapes[info.name]))
+            continue
+        shape = []
+        for axis, dim in enumerate(tensor_type.shape.dim):
+            if dim.HasField("dim_value") and dim.dim_value > 0:
+                shape.append(int(dim.dim_value))
+                continue
+            name = _dimension_name(info, axis, dim)
+            names.add(name)
+            if name in override_dims:
+                shape.append(int(override_dims[name]))
+            else:
+                bound = max_sizes.get(name)
+                shape.append(DynamicDimension(name, None if bound is None else int(bound)))
+        declared[info.name] = (data_type, shape)
+    for what, mapping in (("override_dims", override_dims), ("max_sizes", max_sizes)):
+        unknown = set(mapping) - names
+        if unknown:
+            raise TypeError(f"webnn.onnx: {what} names unknown dimension(s) {sorted(unknown)}; "
+                            f"the model's free input dimensions are {sorted(names)}")
+    return declared
+
+
+def _load_dynamic(model, context, declared):
+    """A graph with dynamic inputs: converted per concrete input shape when first dispatched."""
+
+    # Converted once now at representative sizes: unsupported nodes fail here, not at a dispatch.
+    sizes = {}
+    for _, shape in declared.values():
+        for d in shape:
+            if isinstance(d, DynamicDimension) and d.name not in sizes:
+                sizes[d.name] = min(d.max_size or 2**31 - 1, 64 + 32 * len(sizes))
+    example = {name: [sizes[d.name] if isinstance(d, DynamicDimension) else d for d in shape]
+               for name, (_, shape) in declared.items()}
+    try:
+        _, _, outputs = convert(model, context, input_shapes=example)
+    except TypeError as error:
+        at = ", ".join(f"{name}={size}" for name, size in sizes.items())
+        raise TypeError(f"{error} (converting with the free input dimensions at {at}: a model that needs some of "
+                        "them fixed takes override_dims={name: size}, and max_sizes bounds them)") from error
+    by_name = {d.name: d for _, shape in declared.values() for d in shape if isinstance(d, DynamicDimension)}
+    reported = {}
+    for info in model.graph.output:
+        operand = outputs[info.name]
+        dims = list(info.type.tensor_type.shape.dim) if info.type.tensor_type.HasField("shape") else []
+        shape = []
+        for axis, size in enumerate(operand.shape):
+            dim = dims[axis] if len(dims) == len(operand.shape) else None
+            if dim is not None and dim.HasField("dim_value") and dim.dim_value == size:
+                shape.append(size)
+            elif dim is not None and dim.HasField("dim_param") and dim.dim_param in by_name:
+                shape.append(by_name[dim.dim_param])
+            else:
+                shape.append(DynamicDimension(None))
+        reported[info.name] = (operand.data_type, shape)
+    del outputs
+    weights = _prepare.initializers(model.graph)  # read once, for every shape
+
+    def specialize(shapes):
+        builder = MLGraphBuilder(context)
+        _, _, operands = _convert(model, context, None, {k: list(v) for k, v in shapes.items()}, builder, weights)
+        return builder, operands
+
+    graph = _core._dynamic_graph(context, declared, reported, specialize)
     _core.release_free_memory()
     return graph
 

@@ -26,7 +26,7 @@ def default_opset(model):
     raise NotSupportedError("ONNX model: it imports no version of the default operator set")
 
 
-def _check_sizes(mapping, what):
+def check_sizes(mapping, what):
     if mapping is None:
         return {}
     if not hasattr(mapping, "items"):
@@ -34,7 +34,7 @@ def _check_sizes(mapping, what):
     return dict(mapping)
 
 
-def _valid_size(value):
+def valid_size(value):
     return hasattr(value, "__index__") and not isinstance(value, bool) and int(value) >= 1
 
 
@@ -93,10 +93,10 @@ def pin_and_infer(model, override_dims, input_shapes):
     itself (local functions inlined into a copy), read only. Raises TypeError for unknown names,
     wrong ranks, or dimensions left unresolved."""
     onnx = onnx_module()
-    override_dims = _check_sizes(override_dims, "override_dims")
-    input_shapes = _check_sizes(input_shapes, "input_shapes")
+    override_dims = check_sizes(override_dims, "override_dims")
+    input_shapes = check_sizes(input_shapes, "input_shapes")
     for name, size in override_dims.items():
-        if not isinstance(name, str) or not _valid_size(size):
+        if not isinstance(name, str) or not valid_size(size):
             raise TypeError(f"webnn.onnx: override_dims must map dimension names to integers >= 1, got {name!r}: {size!r}")
     initializer_names = {t.name for t in model.graph.initializer}
     check = shape_check_enabled()
@@ -120,7 +120,7 @@ def pin_and_infer(model, override_dims, input_shapes):
         dims = list(tensor_type.shape.dim) if tensor_type.HasField("shape") else None
         if info.name in input_shapes:
             shape = input_shapes[info.name]
-            if not hasattr(shape, "__iter__") or not all(_valid_size(d) for d in shape):
+            if not hasattr(shape, "__iter__") or not all(valid_size(d) for d in shape):
                 raise TypeError(f"webnn.onnx: input_shapes['{info.name}'] must be a list of integers >= 1, got {shape!r}")
             shape = [int(d) for d in shape]
             if dims is not None and len(dims) != len(shape):

@@ -35,7 +35,7 @@ Kernel lower_expand(const OpView& op, const std::vector<OperandDescriptor>& outp
 
 const OpDef& expand_op() {
   static const OpDef def{"expand",
-                         {{"input", ParamKind::kOperand}, {"newShape", ParamKind::kUintList}},
+                         {{"input", ParamKind::kOperand}, {"newShape", ParamKind::kUintList, {}, {}, true}},
                          {},
                          {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
                          infer_expand,

@@ -26,7 +26,7 @@ std::vector<OperandDescriptor> infer_reshape(const OpView& op) {
 
 const OpDef& reshape_op() {
   static const OpDef def{"reshape",
-                         {{"input", ParamKind::kOperand}, {"newShape", ParamKind::kUintList}},
+                         {{"input", ParamKind::kOperand}, {"newShape", ParamKind::kUintList, {}, {}, true}},
                          {},
                          {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
                          infer_reshape,
