@@ -257,6 +257,7 @@ def test_env_sets_the_cache_capacity(context, monkeypatch):
     assert graph.plan_cache_info()["capacity"] == 3
 
 
+@pytest.mark.skipif(bool(os.environ.get("WEBNN_SANITIZER")), reason="RSS is the sanitizer's, and ref kernels are slow")
 def test_memory_stays_bounded_over_random_sizes(context):
     """1,000 dispatches at random sizes: at most `capacity` plans live, and RSS levels off."""
     b = webnn.MLGraphBuilder(context)

@@ -300,10 +300,10 @@ void dispatch_dynamic(const std::shared_ptr<ContextImpl>& context, const std::sh
       if (!b) throw_type_error("dispatch: an MLTensor was destroyed during the call");
       bound[(tensors == &inputs ? "i:" : "o:") + name] = std::move(b);
     }
-  context->timeline->submit([context, plans, shape_plan, bound = std::move(bound)] {
+  context->timeline->submit([context, compiler = plans->compiler, shape_plan, bound = std::move(bound)] {
     if (context->lost) return;
     try {
-      std::shared_ptr<Plan> plan = plans->compiled(*shape_plan);
+      std::shared_ptr<Plan> plan = compiler->compiled(*shape_plan);
       std::vector<BufferPtr> in_buffers, out_buffers;
       for (const auto& in : plan->inputs) in_buffers.push_back(bound.at("i:" + in.name));
       for (const auto& out : plan->outputs) out_buffers.push_back(bound.at("o:" + out.name));
@@ -476,7 +476,7 @@ Graph::PlanCacheInfo Graph::plan_cache_info() const {
   std::lock_guard<std::mutex> lock(d.mutex);
   info.plans = d.plans.size();
   info.capacity = d.capacity;
-  info.compilations = d.compilations.load();
+  info.compilations = d.compiler->compilations.load();
   for (const auto& p : d.plans)
     if (auto plan = std::atomic_load(&p->plan)) info.arena_bytes += plan->arena_bytes;
   return info;

@@ -81,14 +81,11 @@ std::shared_ptr<ShapePlan> DynamicPlans::plan_for(const InputShapes& shapes, con
   return made;
 }
 
-std::shared_ptr<Plan> DynamicPlans::compiled(ShapePlan& shape_plan) {
+std::shared_ptr<Plan> PlanCompiler::compiled(ShapePlan& shape_plan) {
   std::shared_ptr<Plan> plan = std::atomic_load(&shape_plan.plan);
   if (plan) return plan;
   plan = compile_plan(*shape_plan.graph.ir, shape_plan.graph.outputs, threads);
-  {
-    std::lock_guard<std::mutex> lock(mutex);
-    if (profiling) set_plan_profiling(*plan, true);
-  }
+  if (profiling) set_plan_profiling(*plan, true);
   std::atomic_store(&shape_plan.plan, plan);
   shape_plan.graph = ConcreteGraph{};
   compilations.fetch_add(1);

@@ -35,25 +35,32 @@ struct ShapePlan {
   std::shared_ptr<Plan> plan;   // compiled at the first run (atomic_load / atomic_store)
 };
 
+// Compiles shape plans on the timeline. Queued runs hold this, not DynamicPlans, so that a specializer
+// holding Python objects is never released on the timeline thread.
+struct PlanCompiler {
+  int threads = 1;
+  std::atomic<uint64_t> compilations{0};
+  std::atomic<bool> profiling{false};  // plans compiled from now on start profiled
+
+  // The shape plan's compiled plan, compiling it the first time (on the timeline only).
+  std::shared_ptr<Plan> compiled(ShapePlan& shape_plan);
+};
+
 struct DynamicPlans {
   std::vector<DynamicDimension> dimensions;  // every dynamic input dimension, by name
   std::map<std::string, OperandDescriptor> inputs;  // as declared
   Specializer specialize;
-  int threads = 1;
+  std::shared_ptr<PlanCompiler> compiler = std::make_shared<PlanCompiler>();
 
   std::mutex mutex;  // guards the members below
   std::list<std::shared_ptr<ShapePlan>> plans;  // most recently used first
   size_t capacity = 8;
   std::shared_ptr<ShapePlan> last;  // the last dispatched (describe_plan, profiling)
-  std::atomic<uint64_t> compilations{0};
-  bool profiling = false;  // plans compiled from now on start profiled
 
   // Checks `shapes` against the declared inputs (`what`: "dispatch", ...) and returns the plan for
   // them: cached, or made now (specialized; compiled later by compiled()).
   // A dispatch's plan becomes `last`.
   std::shared_ptr<ShapePlan> plan_for(const InputShapes& shapes, const std::string& what, bool dispatch);
-  // On the timeline: the shape plan's compiled plan, compiling it the first time.
-  std::shared_ptr<Plan> compiled(ShapePlan& shape_plan);
   void set_capacity(size_t capacity);
   // Drops every plan (graph destroyed); returns them so that the caller frees them after queued work.
   std::list<std::shared_ptr<ShapePlan>> clear();

@@ -129,7 +129,7 @@ Graph make_dynamic_graph(const Context& context, const std::map<std::string, Ope
       if (d.dynamic()) dims[d.name] = d;
   for (auto& [name, d] : dims) plans->dimensions.push_back(d);
   plans->specialize = std::move(specialize);
-  plans->threads = context.impl()->pool.max_threads();
+  plans->compiler->threads = context.impl()->pool.max_threads();
   plans->capacity = default_plan_cache_capacity();
   graph->dynamic = std::move(plans);
   context.impl()->register_graph(graph);

@@ -56,7 +56,7 @@ void Graph::set_profiling(bool on) {
     if (impl_->destroyed) throw_error(ErrorKind::kInvalidStateError, "setProfiling: the graph is destroyed");
     detail::DynamicPlans& d = *impl_->dynamic;
     std::lock_guard<std::mutex> lock(d.mutex);
-    d.profiling = on;
+    d.compiler->profiling = on;
     for (const auto& p : d.plans)
       if (auto plan = std::atomic_load(&p->plan)) detail::set_plan_profiling(*plan, on);
     return;
