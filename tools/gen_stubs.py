@@ -133,6 +133,8 @@ SIGNATURES = {
     "onnx.load": "(model: _Model, context: Optional[MLContext] = None, *, override_dims: Optional[Mapping[str, int]] = None, "
                  "input_shapes: Optional[Mapping[str, Sequence[int]]] = None, "
                  "max_sizes: Optional[Mapping[str, int]] = None) -> MLGraph",
+    "input_descriptors": "(model: _Model, *, override_dims: Optional[Mapping[str, int]] = None, "
+                         "input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Dict[str, Dict[str, Any]]",
     "convert_to_webnn": "(model: _Model, out_path: _Path, *, override_dims: Optional[Mapping[str, int]] = None, "
                         "input_shapes: Optional[Mapping[str, Sequence[int]]] = None, context: Optional[MLContext] = None, "
                         "**save_options: Any) -> Dict[str, Dict[str, Dict[str, Any]]]",

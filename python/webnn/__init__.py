@@ -37,6 +37,15 @@ from .batch import BatchRunner, run_batches  # many items on every core
 
 __version__ = _core.version()
 
+
+def __getattr__(name):
+    # webnn.onnx after `import webnn` alone; the ONNX importer (and the onnx package) load on first use.
+    if name == "onnx":
+        import importlib
+
+        return importlib.import_module(".onnx", __name__)
+    raise AttributeError(f"module 'webnn' has no attribute '{name}'")
+
 __all__ = [
     "ML", "MLContext", "MLContextLostInfo", "MLGraph", "MLGraphBuilder", "MLOperand", "MLOperandDescriptor",
     "MLTensor", "MLTensorDescriptor", "create_context", "create_context_async", "ml",

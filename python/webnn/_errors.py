@@ -29,4 +29,9 @@ class UnknownError(MLError, RuntimeError):
     """An unexpected failure, such as running out of memory on the timeline."""
 
 
+# Shown as webnn.DataError (where they are imported from), not webnn._errors.DataError.
+for _cls in (MLError, DataError, InvalidStateError, NotSupportedError, OperationError, UnknownError):
+    _cls.__module__ = "webnn"
+del _cls
+
 __all__ = ["MLError", "DataError", "InvalidStateError", "NotSupportedError", "OperationError", "UnknownError"]

@@ -50,9 +50,26 @@ def _parse_pairs(items, what):
     return pairs
 
 
-def _model_dims(summary, batch, dim_args):
+def _file_sizes(dynamic_axes, input_args):
+    """{dimension name: size} from the shapes of the --input NAME=FILE.npy arrays (their headers
+    only): the sizes of the dynamic dimensions those inputs have (``dynamic_axes``: {input: (rank,
+    [(axis, dimension name)])}). Files of another rank give none (_read_inputs reports them)."""
+    sizes = {}
+    for input_name, path in _parse_pairs(input_args, "--input").items():
+        rank, axes = dynamic_axes.get(input_name, (0, []))
+        try:
+            shape = np.load(path, mmap_mode="r", allow_pickle=False).shape
+        except (OSError, ValueError):
+            continue  # _read_inputs reports it
+        if len(shape) == rank:
+            for axis, name in axes:
+                sizes.setdefault(name, int(shape[axis]))
+    return sizes
+
+
+def _model_dims(summary, batch, dim_args, input_args=None):
     """Sizes for the model's dynamic dimensions: --dim values, --batch for a dynamic first
-    dimension, 1 for the rest (with a note)."""
+    dimension, the shapes of --input files, 1 for the rest (with a note)."""
     dims = {}
     for name, value in _parse_pairs(dim_args, "--dim").items():
         try:
@@ -80,6 +97,12 @@ def _model_dims(summary, batch, dim_args):
             elif d != batch:
                 raise UsageError(f"input '{input_name}' has a fixed batch size of {d}; "
                                  f"--batch needs a dynamic first dimension")
+    ranks = {entry["name"]: len(entry["shape"]) for entry in summary["inputs"]}
+    axes = {}
+    for name, (input_name, index, _) in dynamic.items():
+        axes.setdefault(input_name, (ranks[input_name], []))[1].append((index, name))
+    for name, size in _file_sizes(axes, input_args).items():
+        dims.setdefault(name, size)
     for name, (input_name, index, maximum) in dynamic.items():
         if name not in dims:
             dims[name] = 1
@@ -128,18 +151,48 @@ def _onnx_pins(path, batch, dim_args, shape_args):
     return dims, _parse_shapes(shape_args)
 
 
-def _load(path, context, batch=None, dim_args=None, shape_args=None):
+def _in_flags(error, dim_flag="--dim"):
+    """An importer error in the CLI's words: its flags instead of the Python keywords."""
+    text = str(error).replace("override_dims={name: size}", f"{dim_flag} NAME=N").replace("override_dims", dim_flag)
+    text = text.replace(" (webnn.onnx.load keeps them dynamic)", "")
+    return text.replace("input_shapes={input: shape}", "--input-shape NAME=AxBxC").replace("input_shapes", "--input-shape")
+
+
+def _pin_onnx_dims(onnx_import, path, dims, shapes, input_args):
+    """--dim sizes plus, for every input dimension still free, the size an --input file gives or 1
+    (with a note): the CLI runs one shape."""
+    free = {}
+    for input_name, descriptor in onnx_import.input_descriptors(path, override_dims=dims,
+                                                                 input_shapes=shapes).items():
+        for axis, d in enumerate(descriptor["shape"]):
+            if isinstance(d, webnn.DynamicDimension):
+                free.setdefault(input_name, (len(descriptor["shape"]), []))[1].append((axis, d.name))
+    sizes = _file_sizes(free, input_args)
+    for input_name, (_, axes) in free.items():
+        for _, name in axes:
+            if name not in dims and name not in sizes:
+                sizes[name] = 1
+                print(f"note: dynamic dimension '{name}' of input '{input_name}' set to 1 (use --dim {name}=N)",
+                      file=sys.stderr)
+    return {**dims, **sizes}
+
+
+def _load(path, context, batch=None, dim_args=None, shape_args=None, input_args=None):
     if not os.path.isfile(path):
         raise UsageError(f"no such model file: {path}")
     if path.lower().endswith(".onnx"):
         onnx_import = _onnx_module()
         dims, shapes = _onnx_pins(path, batch, dim_args, shape_args)
-        graph = onnx_import.load(path, context, override_dims=dims, input_shapes=shapes)
+        try:
+            dims = _pin_onnx_dims(onnx_import, path, dims, shapes, input_args)
+            graph = onnx_import.load(path, context, override_dims=dims, input_shapes=shapes)
+        except TypeError as error:
+            raise UsageError(_in_flags(error)) from None
         return graph, {"name": os.path.basename(path)}
     if shape_args:
         raise UsageError("--input-shape applies to ONNX models only")
     summary = webnn.formats.summary(path)
-    dims = _model_dims(summary, batch, dim_args)
+    dims = _model_dims(summary, batch, dim_args, input_args)
     return webnn.load(path, context, dims=dims), summary
 
 
@@ -252,6 +305,17 @@ def _info(args):
         print(f"gemm kernel: {gemm()}")
     print(f"threads: {context.num_threads}")
     print(f"operations: {_operation_count()}")
+    if getattr(args, "ops", False):
+        for op, operands in sorted(context.op_support_limits().items()):
+            if not isinstance(operands, dict):
+                continue  # the context-wide entries (preferredInputLayout, maxTensorByteLength, ...)
+            parts = []
+            for name, limits in operands.items():
+                if isinstance(limits, dict) and "dataTypes" in limits:
+                    ranks = limits["rankRange"]
+                    parts.append(f"{name}: {'|'.join(limits['dataTypes'])} rank {ranks['min']}-{ranks['max']}")
+            if parts:
+                print(f"  {op}  " + "; ".join(parts))
     return 0
 
 
@@ -261,7 +325,7 @@ def _run(args):
     if args.batch_size is not None or args.output is not None:
         return _run_data_set(args)
     context = webnn.create_context()
-    graph, summary = _load(args.model, context, dim_args=args.dim, shape_args=args.input_shape)
+    graph, summary = _load(args.model, context, dim_args=args.dim, shape_args=args.input_shape, input_args=args.input)
     inputs = _read_inputs(graph, args.input, np.random.default_rng(args.seed))
     start = time.perf_counter()
     outputs = graph.compute(inputs)
@@ -524,9 +588,12 @@ def _plan(args):
 # ---------------------------------------------------------------- entry point
 def _parser():
     parser = argparse.ArgumentParser(prog="webnn", description="WebNN on the CPU")
+    parser.add_argument("--version", action="version", version=f"webnn {webnn.__version__}")
     commands = parser.add_subparsers(dest="command")
     commands.add_parser("demo", help="classify the bundled digit samples with the bundled model")
-    commands.add_parser("info", help="print the version, CPU ISA level, threads and operation count")
+    info = commands.add_parser("info", help="print the version, CPU ISA level, threads and operation count")
+    info.add_argument("--ops", action="store_true",
+                      help="also list every operation with the data types and ranks of its operands")
     commands.add_parser("selftest", help="run a small conv2d graph and check it against NumPy")
 
     run = commands.add_parser("run", help="run a .webnn model once (the bundled demo without MODEL)")
@@ -577,7 +644,10 @@ def _convert(args):
         raise UsageError(f"no such model file: {args.model}")
     onnx_import = _onnx_module()
     dims, shapes = _onnx_pins(args.model, None, args.override_dim, args.input_shape)
-    onnx_import.convert_to_webnn(args.model, args.output, override_dims=dims, input_shapes=shapes)
+    try:
+        onnx_import.convert_to_webnn(args.model, args.output, override_dims=dims, input_shapes=shapes)
+    except TypeError as error:
+        raise UsageError(_in_flags(error, "--override-dim")) from None
     print(f"wrote {args.output}")
     return 0
 
@@ -595,6 +665,9 @@ def main(argv=None):
     except KeyboardInterrupt:
         print(f"webnn {args.command}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `webnn info --ops | head`: the reader has gone
+        sys.stdout = open(os.devnull, "w")  # noqa: SIM115 - nothing more is written, and exit flushes it
+        return 0
     except (UsageError, webnn.MLError, TypeError, ValueError, OSError) as error:
         print(f"webnn {args.command}: error: {error}", file=sys.stderr)
         return 1

@@ -271,14 +271,25 @@ std::vector<uint8_t> Context::read_tensor(const Tensor& tensor) {
 }
 
 namespace {
+// "dispatch: the graph has 2 inputs but 1 was given: missing 'y'" (and the unexpected names).
+std::string count_mismatch(const NamedTensors& given, const std::map<std::string, OperandDescriptor>& expected,
+                           const char* kind) {
+  std::string missing, extra;
+  for (const auto& [name, desc] : expected)
+    if (!given.count(name)) missing += str_cat(missing.empty() ? "" : ", ", "'", name, "'");
+  for (const auto& [name, tensor] : given)
+    if (!expected.count(name)) extra += str_cat(extra.empty() ? "" : ", ", "'", name, "'");
+  return str_cat("dispatch: the graph has ", expected.size(), " ", kind, expected.size() == 1 ? "" : "s", " but ",
+                 given.size(), given.size() == 1 ? " was" : " were", " given", missing.empty() ? "" : ": missing ",
+                 missing, extra.empty() ? "" : (missing.empty() ? ": " : "; ") + std::string("not the graph's ") + extra);
+}
+
 // A graph with dynamic dimensions: the plan for the input tensors' shapes (specialized now, compiled on
 // the timeline at its first run), the outputs checked against that plan's shapes.
 template <class Match>
 void dispatch_dynamic(const std::shared_ptr<ContextImpl>& context, const std::shared_ptr<GraphImpl>& g,
                       const NamedTensors& inputs, const NamedTensors& outputs, const Match& match) {
-  if (inputs.size() != g->input_descriptors.size())
-    throw_type_error(str_cat("dispatch: the graph has ", g->input_descriptors.size(), " inputs but ", inputs.size(),
-                             " were given"));
+  if (inputs.size() != g->input_descriptors.size()) throw_type_error(count_mismatch(inputs, g->input_descriptors, "input"));
   detail::InputShapes shapes;
   for (const auto& [name, desc] : g->input_descriptors) {
     auto it = inputs.find(name);
@@ -338,9 +349,7 @@ void Context::dispatch(const Graph& graph, const NamedTensors& inputs, const Nam
   check_all(outputs, "output");
   auto match = [&](const NamedTensors& tensors, const std::map<std::string, OperandDescriptor>& expected,
                    const char* kind) {
-    if (tensors.size() != expected.size())
-      throw_type_error(str_cat("dispatch: the graph has ", expected.size(), " ", kind, "s but ", tensors.size(),
-                               " were given"));
+    if (tensors.size() != expected.size()) throw_type_error(count_mismatch(tensors, expected, kind));
     for (const auto& [name, desc] : expected) {
       auto it = tensors.find(name);
       if (it == tensors.end()) throw_type_error(str_cat("dispatch: missing ", kind, " '", name, "'"));

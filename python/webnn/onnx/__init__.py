@@ -4,8 +4,10 @@
     builder, inputs, outputs = webnn.onnx.convert("model.onnx", context)   # to extend or save
     webnn.onnx.convert_to_webnn("model.onnx", "model.webnn", override_dims={"batch": 1})
 
-Every graph input needs a static shape: symbolic dimensions are pinned by name with
-``override_dims={"batch": 1}``, unnamed ones (``?``, ``-1``) with ``input_shapes={"x": [...]}``.
+``load`` keeps the input dimensions a model leaves free dynamic (the graph runs at any size;
+unnamed ones, ``?`` or ``-1``, are named ``"<input>[<axis>]"``); ``override_dims={"batch": 1}`` pins
+them by name, ``input_shapes={"x": [...]}`` pins whole inputs, ``max_sizes`` bounds them.
+``convert`` and ``convert_to_webnn`` make builder calls at one shape: every dimension pinned.
 Subgraphs that compute only shapes (Shape, Gather, Concat, Range, ...) and every node whose inputs
 are all constants are evaluated with NumPy at conversion time, so the WebNN graph holds only the
 runtime work. ONNX ``bool`` tensors become ``uint8`` 0/1 operands. ``SUPPORTED_OPS`` lists the
@@ -20,6 +22,6 @@ Errors:
   symbolic), or a malformed model that WebNN's builder rejects (the message starts with the
   ``[node name]`` label of the failing builder call).
 """
-from ._convert import SUPPORTED_OPS, convert, convert_to_webnn, load
+from ._convert import SUPPORTED_OPS, convert, convert_to_webnn, input_descriptors, load
 
-__all__ = ["SUPPORTED_OPS", "convert", "convert_to_webnn", "load"]
+__all__ = ["SUPPORTED_OPS", "convert", "convert_to_webnn", "input_descriptors", "load"]

@@ -29,6 +29,13 @@ def convert_to_webnn(model: _Model, out_path: _Path, *, override_dims: Optional[
     """
 
 
+def input_descriptors(model: _Model, *, override_dims: Optional[Mapping[str, int]] = None, input_shapes: Optional[Mapping[str, Sequence[int]]] = None) -> Dict[str, Dict[str, Any]]:
+    """``{input: {"dataType", "shape"}}`` of an ONNX model as :func:`load` declares them: the input
+    dimensions that ``override_dims`` / ``input_shapes`` do not pin are ``webnn.DynamicDimension``
+    (unnamed ones named ``'<input>[<axis>]'``). Converts nothing.
+    """
+
+
 def load(model: _Model, context: Optional[MLContext] = None, *, override_dims: Optional[Mapping[str, int]] = None, input_shapes: Optional[Mapping[str, Sequence[int]]] = None, max_sizes: Optional[Mapping[str, int]] = None) -> MLGraph:
     """Converts an ONNX model (a path, serialized bytes or an ``onnx.ModelProto``) and returns the
     built MLGraph.

@@ -291,6 +291,17 @@ def load(model, context=None, *, override_dims=None, input_shapes=None, max_size
     return graph
 
 
+def input_descriptors(model, *, override_dims=None, input_shapes=None):
+    """``{input: {"dataType", "shape"}}`` of an ONNX model as :func:`load` declares them: the input
+    dimensions that ``override_dims`` / ``input_shapes`` do not pin are ``webnn.DynamicDimension``
+    (unnamed ones named ``'<input>[<axis>]'``). Converts nothing."""
+    declared = _free_inputs(_as_model(model), override_dims, input_shapes, None)
+    if declared is None:  # an input without a usable type or shape: the importer's own error
+        _prepare.pin_and_infer(_as_model(model), override_dims, input_shapes)
+        raise TypeError("webnn.onnx: the model's inputs have no usable types or shapes")
+    return {name: {"dataType": data_type, "shape": shape} for name, (data_type, shape) in declared.items()}
+
+
 def _static(shape):
     return not any(isinstance(d, DynamicDimension) for d in shape)
 

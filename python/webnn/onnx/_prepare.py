@@ -136,17 +136,22 @@ def pin_and_infer(model, override_dims, input_shapes):
                                 f"pass input_shapes={{'{info.name}': [...]}}")
             shape = []
             for axis, dim in enumerate(dims):
+                unnamed = f"{info.name}[{axis}]"  # how override_dims names a dimension without a dim_param
                 if dim.HasField("dim_value") and dim.dim_value > 0:
                     shape.append(dim.dim_value)
-                elif dim.HasField("dim_param") and dim.dim_param:
+                elif dim.HasField("dim_param") and dim.dim_param and dim.dim_param != "?":
                     symbols.add(dim.dim_param)
                     if dim.dim_param in override_dims:
                         shape.append(int(override_dims[dim.dim_param]))
                     else:
                         missing.append(f"'{info.name}'[{axis}] ('{dim.dim_param}')")
                         shape.append(None)
+                elif unnamed in override_dims:
+                    symbols.add(unnamed)
+                    shape.append(int(override_dims[unnamed]))
                 else:
-                    missing.append(f"'{info.name}'[{axis}] (unnamed)")
+                    symbols.add(unnamed)
+                    missing.append(f"'{info.name}'[{axis}] (unnamed: '{unnamed}')")
                     shape.append(None)
         types[info.name] = (tensor_type.elem_type, shape)
     unused = set(override_dims) - symbols
@@ -154,9 +159,9 @@ def pin_and_infer(model, override_dims, input_shapes):
         raise TypeError(f"webnn.onnx: override_dims names unknown dimension(s) {sorted(unused)}; "
                         f"the model's symbolic input dimensions are {sorted(symbols)}")
     if missing:
-        raise TypeError("webnn.onnx: WebNN needs static shapes, but input dimension(s) " + ", ".join(missing)
-                        + " are not fixed; pin named ones with override_dims={name: size} and unnamed ones with "
-                        "input_shapes={input: shape}")
+        raise TypeError("webnn.onnx: this conversion needs static shapes, but input dimension(s) " + ", ".join(missing)
+                        + " are not fixed; pin them with override_dims={name: size} or whole inputs with "
+                        "input_shapes={input: shape} (webnn.onnx.load keeps them dynamic)")
     if not check:
         return pinned, types, False
     for info in inputs:
