@@ -94,5 +94,17 @@ int main() {
                [&] { context.create_tensor({{DataType::kFloat32, {0}, {{"n", 8}}}, true, false}); });
   graph.destroy();
   expect_error(ErrorKind::kInvalidStateError, "destroyed", [&] { run_at(context, graph, w, 1); });
+
+  // Options from plain C++ values: integers, floats, vectors of them, string literals.
+  GraphBuilder p(context);
+  Operand image = p.input("image", {DataType::kFloat32, {1, 1, 5, 5}});
+  Operand pooled = p.call1("maxPool2d", {image}, {{"windowDimensions", std::vector<uint32_t>{2, 2}},
+                                                 {"strides", std::vector<int>{2, 2}}, {"outputShapeRounding", "ceil"}});
+  Operand flat = p.call1("reshape", {pooled, std::vector<size_t>{9}});
+  Operand scaled = p.call1("linear", {flat}, {{"alpha", 0.5}, {"beta", 1}});
+  expect(scaled.shape() == std::vector<uint32_t>{9}, "plain option values: " + scaled.descriptor().to_string());
+  expect_error(ErrorKind::kTypeError, "strides", [&] {
+    p.call1("maxPool2d", {image}, {{"strides", std::vector<int>{-1, 2}}});
+  });
   return webnn_test::tester_exit("dynamic_graph_test");
 }

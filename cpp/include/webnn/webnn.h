@@ -12,6 +12,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <variant>
 #include <vector>
@@ -203,9 +204,39 @@ struct Number {
 
 // A value passed to a builder method: positional arguments and options alike.
 // Integers carry the exact value the caller gave; each op's schema converts them
-// (WebIDL [EnforceRange] rules) and rejects what does not fit.
-using Value = std::variant<std::monostate, bool, Number, std::string, std::vector<Number>, Operand,
-                           std::vector<Operand>, std::vector<std::string>>;
+// (WebIDL [EnforceRange] rules) and rejects what does not fit. Plain C++ values convert:
+// integers and floating-point numbers to a Number, vectors of them to a list of Numbers, a string
+// literal to a std::string (`{{"axes", std::vector<uint32_t>{1}}, {"roundingType", "ceil"}}`).
+using ValueVariant = std::variant<std::monostate, bool, Number, std::string, std::vector<Number>, Operand,
+                                  std::vector<Operand>, std::vector<std::string>>;
+struct Value : ValueVariant {
+  using ValueVariant::ValueVariant;
+  using ValueVariant::operator=;
+  Value() = default;
+  Value(const ValueVariant& v) : ValueVariant(v) {}
+  Value(const char* text) : ValueVariant(std::string(text)) {}
+  template <class T, std::enable_if_t<std::is_integral_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  Value(T v) : ValueVariant(number_of(v)) {}
+  template <class T, std::enable_if_t<std::is_floating_point_v<T>, int> = 0>
+  Value(T v) : ValueVariant(Number::from_double(double(v))) {}
+  template <class T, std::enable_if_t<std::is_arithmetic_v<T> && !std::is_same_v<T, bool>, int> = 0>
+  Value(const std::vector<T>& values) : ValueVariant(numbers_of(values)) {}
+
+ private:
+  template <class T>
+  static Number number_of(T v) {
+    if constexpr (std::is_floating_point_v<T>) return Number::from_double(double(v));
+    else if constexpr (std::is_signed_v<T>) return Number::from_int(int64_t(v));
+    else return Number::from_uint(uint64_t(v));
+  }
+  template <class T>
+  static std::vector<Number> numbers_of(const std::vector<T>& values) {
+    std::vector<Number> out;
+    out.reserve(values.size());
+    for (const T& v : values) out.push_back(number_of(v));
+    return out;
+  }
+};
 using Options = std::map<std::string, Value>;  // keys use the spec's camelCase names
 
 struct TensorLimits {

@@ -23,6 +23,23 @@ inline void with_count(size_t n, const Fn& fn) {
   fn(std::integral_constant<size_t, kMax>());
 }
 
+// Calls fn(i, std::integral_constant<size_t, n>()) over tiles [i, i + n) covering [begin, end): tiles of
+// kMax; a rest of kMax - 1 (the 7 rows of a 7x7 plane) in one tile; else one of kMax / 2 if that much
+// is left, then the rest (under kMax / 2) in one tile. Fewer tile sizes than every one up to kMax (the
+// unrolled NCHW tiles were most of the build's compile time).
+template <size_t kMax, class Fn>
+inline void for_tiles(size_t begin, size_t end, const Fn& fn) {
+  static_assert(kMax % 2 == 0 && kMax >= 4, "kMax must be even and at least 4");
+  size_t i = begin;
+  for (; i + kMax <= end; i += kMax) fn(i, std::integral_constant<size_t, kMax>());
+  if (end - i == kMax - 1) return fn(i, std::integral_constant<size_t, kMax - 1>());
+  if (end - i >= kMax / 2) {
+    fn(i, std::integral_constant<size_t, kMax / 2>());
+    i += kMax / 2;
+  }
+  if (i < end) with_count<kMax / 2 - 1>(end - i, [&](auto rest) { fn(i, rest); });
+}
+
 // The filter taps t < k with base + t * dilation inside [0, extent): [first, end).
 inline void valid_taps(ptrdiff_t base, size_t dilation, size_t k, size_t extent, size_t& first, size_t& end) {
   const ptrdiff_t d = ptrdiff_t(dilation), last = ptrdiff_t(extent) - 1 - base;
@@ -155,15 +172,13 @@ void f32_dwconv_nchw_scratch_band(const DepthwisePlan& g, const float* w, float 
   }
   const typename V::T b = V::splat(bias);
   const size_t taps = g.kernel_h * g.kernel_w, row_step = g.stride_h * pitch, OW = g.out_w;
-  for (size_t oy = oy0; oy < oy1; oy += kMaxTileRows) {
-    with_count<kMaxTileRows>(std::min(kMaxTileRows, oy1 - oy), [&](auto tile_rows) {
-      const float* src = scratch + (oy - oy0) * row_step;
-      float* dst = out_plane + oy * OW;
-      for (size_t ox = 0; ox < OW; ox += V::kLanes)
-        f32_dwconv_nchw_scratch_tile<V, tile_rows()>(src + ox, row_step, g.tap_offsets, taps, w, b, ep, dst + ox, OW,
-                                             OW - ox);
-    });
-  }
+  for_tiles<kMaxTileRows>(oy0, oy1, [&](size_t oy, auto tile_rows) {
+    const float* src = scratch + (oy - oy0) * row_step;
+    float* dst = out_plane + oy * OW;
+    for (size_t ox = 0; ox < OW; ox += V::kLanes)
+      f32_dwconv_nchw_scratch_tile<V, tile_rows()>(src + ox, row_step, g.tap_offsets, taps, w, b, ep, dst + ox, OW,
+                                                   OW - ox);
+  });
 }
 
 // Calls fn(c, input plane, output plane, oy0, oy1) for NCHW work items [begin, end): output rows
@@ -394,10 +409,7 @@ void f32_dwconv_nchw_fixed(const DepthwisePlan& g, const float* weights, const f
                            float* out, size_t begin, size_t end, OutputEpilogue<V> ep) {
   const size_t OW = g.out_w, H = g.in_h, W = g.in_w;
   // Runs fn(oy, rows) over the row tiles of [oy0, oy1), rows a std::integral_constant.
-  const auto row_tiles = [](size_t oy0, size_t oy1, const auto& fn) {
-    for (size_t oy = oy0; oy < oy1; oy += kMaxTileRows)
-      with_count<kMaxTileRows>(std::min(kMaxTileRows, oy1 - oy), [&](auto rows) { fn(oy, rows); });
-  };
+  const auto row_tiles = [](size_t oy0, size_t oy1, const auto& fn) { for_tiles<kMaxTileRows>(oy0, oy1, fn); };
   if constexpr (V::kPermute2) {
     if (NarrowTaps<V, kK>::fits(g)) {
       const NarrowTaps<V, kK> taps(g);
