@@ -304,20 +304,23 @@ void dispatch_dynamic(const std::shared_ptr<ContextImpl>& context, const std::sh
   std::shared_ptr<detail::DynamicPlans> plans = g->dynamic;
   std::shared_ptr<detail::ShapePlan> shape_plan = plans->plan_for(shapes, "dispatch", true);
   match(outputs, shape_plan->outputs, "output");
-  std::map<std::string, BufferPtr> bound;
-  for (const NamedTensors* tensors : {&inputs, &outputs})
-    for (const auto& [name, tensor] : *tensors) {
+  // By name: the plan that says in which order its kernels take them is compiled on the timeline.
+  auto bind = [](const NamedTensors& tensors) {
+    std::map<std::string, BufferPtr> out;
+    for (const auto& [name, tensor] : tensors) {
       BufferPtr b = std::atomic_load(&tensor.impl()->data);
       if (!b) throw_type_error("dispatch: an MLTensor was destroyed during the call");
-      bound[(tensors == &inputs ? "i:" : "o:") + name] = std::move(b);
+      out.emplace(name, std::move(b));
     }
-  context->timeline->submit([context, compiler = plans->compiler, shape_plan, bound = std::move(bound)] {
+    return out;
+  };
+  context->timeline->submit([context, compiler = plans->compiler, shape_plan, ins = bind(inputs), outs = bind(outputs)] {
     if (context->lost) return;
     try {
       std::shared_ptr<Plan> plan = compiler->compiled(*shape_plan);
       std::vector<BufferPtr> in_buffers, out_buffers;
-      for (const auto& in : plan->inputs) in_buffers.push_back(bound.at("i:" + in.name));
-      for (const auto& out : plan->outputs) out_buffers.push_back(bound.at("o:" + out.name));
+      for (const auto& in : plan->inputs) in_buffers.push_back(ins.at(in.name));
+      for (const auto& out : plan->outputs) out_buffers.push_back(outs.at(out.name));
       execute_plan(*plan, in_buffers, out_buffers, &context->pool);
     } catch (const std::exception& e) {
       context->lose(std::string("dispatch: execution failed: ") + e.what());

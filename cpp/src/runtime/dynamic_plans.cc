@@ -41,11 +41,8 @@ std::shared_ptr<ShapePlan> DynamicPlans::plan_for(const InputShapes& shapes, con
     }
   }
   std::vector<uint32_t> key;
-  std::string at_sizes;
-  for (const DynamicDimension& d : dimensions) {
-    key.push_back(sizes.at(d.name).first);
-    at_sizes += str_cat(at_sizes.empty() ? "" : ", ", d.name, "=", key.back());
-  }
+  key.reserve(dimensions.size());
+  for (const DynamicDimension& d : dimensions) key.push_back(sizes.at(d.name).first);
   auto find = [&]() -> std::shared_ptr<ShapePlan> {
     for (auto it = plans.begin(); it != plans.end(); ++it)
       if ((*it)->key == key) {
@@ -65,6 +62,9 @@ std::shared_ptr<ShapePlan> DynamicPlans::plan_for(const InputShapes& shapes, con
   try {
     made->graph = specialize(shapes);
   } catch (const Error& e) {
+    std::string at_sizes;  // "batch=3, seq=7"
+    for (size_t i = 0; i < dimensions.size(); ++i)
+      at_sizes += str_cat(i ? ", " : "", dimensions[i].name, "=", key[i]);
     throw Error(e.kind(), str_cat(what, ": at ", at_sizes, ": ", e.what()));
   }
   for (const auto& [name, shape] : shapes) made->inputs[name] = OperandDescriptor{inputs.at(name).data_type, shape};
