@@ -8,10 +8,10 @@ namespace {
 ParamSpec reset_after_option() {
   return {"resetAfter", ParamKind::kBool, true};
 }
-ParamSpec layout_option() {
+ParamSpec gru_layout_option() {
   return {"layout", ParamKind::kEnum, std::string("zrn"), {"zrn", "rzn"}};
 }
-ParamSpec activations_option() {
+ParamSpec gru_activations_option() {
   return {"activations", ParamKind::kEnumList, std::vector<std::string>{"sigmoid", "tanh"},
           {"relu", "sigmoid", "tanh"}};
 }
@@ -32,8 +32,8 @@ const OpDef& gru_op() {
        reset_after_option(),
        {"returnSequence", ParamKind::kBool, false},
        {"direction", ParamKind::kEnum, std::string("forward"), {"forward", "backward", "both"}},
-       layout_option(),
-       activations_option()},
+       gru_layout_option(),
+       gru_activations_option()},
       {{"input", kFloatTypes, 3, 3},
        {"weight", kFloatTypes, 3, 3, "input"},
        {"recurrentWeight", kFloatTypes, 3, 3, "input"},
@@ -56,8 +56,8 @@ const OpDef& gruCell_op() {
        {"recurrentWeight", ParamKind::kOperand},
        {"hiddenState", ParamKind::kOperand},
        {"hiddenSize", ParamKind::kUint}},
-      {{"bias", ParamKind::kOptionalOperand}, {"recurrentBias", ParamKind::kOptionalOperand}, reset_after_option(), layout_option(),
-       activations_option()},
+      {{"bias", ParamKind::kOptionalOperand}, {"recurrentBias", ParamKind::kOptionalOperand}, reset_after_option(),
+       gru_layout_option(), gru_activations_option()},
       {{"input", kFloatTypes, 2, 2},
        {"weight", kFloatTypes, 2, 2, "input"},
        {"recurrentWeight", kFloatTypes, 2, 2, "input"},

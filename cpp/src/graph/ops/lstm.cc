@@ -5,10 +5,10 @@ namespace webnn {
 
 namespace {
 
-ParamSpec layout_option() {
+ParamSpec lstm_layout_option() {
   return {"layout", ParamKind::kEnum, std::string("iofg"), {"iofg", "ifgo"}};
 }
-ParamSpec activations_option() {
+ParamSpec lstm_activations_option() {
   return {"activations", ParamKind::kEnumList,
           std::vector<std::string>{"sigmoid", "tanh", "tanh"}, {"relu", "sigmoid", "tanh"}};
 }
@@ -30,8 +30,8 @@ const OpDef& lstm_op() {
        {"initialCellState", ParamKind::kOptionalOperand},
        {"returnSequence", ParamKind::kBool, false},
        {"direction", ParamKind::kEnum, std::string("forward"), {"forward", "backward", "both"}},
-       layout_option(),
-       activations_option()},
+       lstm_layout_option(),
+       lstm_activations_option()},
       {{"input", kFloatTypes, 3, 3},
        {"weight", kFloatTypes, 3, 3, "input"},
        {"recurrentWeight", kFloatTypes, 3, 3, "input"},
@@ -61,8 +61,8 @@ const OpDef& lstmCell_op() {
       {{"bias", ParamKind::kOptionalOperand},
        {"recurrentBias", ParamKind::kOptionalOperand},
        {"peepholeWeight", ParamKind::kOptionalOperand},
-       layout_option(),
-       activations_option()},
+       lstm_layout_option(),
+       lstm_activations_option()},
       {{"input", kFloatTypes, 2, 2},
        {"weight", kFloatTypes, 2, 2, "input"},
        {"recurrentWeight", kFloatTypes, 2, 2, "input"},

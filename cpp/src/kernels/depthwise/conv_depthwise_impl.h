@@ -331,6 +331,24 @@ struct NarrowTaps {
 // columns: valid output columns.
 template <class V> __attribute__((always_inline)) inline typename V::T weight_vector(const float* w, size_t t) { return V::splat(w[t]); }
 template <class V> __attribute__((always_inline)) inline typename V::T weight_vector(const typename V::T* w, size_t t) { return w[t]; }
+
+// The tile row that input row kI feeds through filter row kKh (vertical stride kS), or kRows: none.
+template <size_t kI, size_t kKh, size_t kS, size_t kRows>
+constexpr size_t kFedRow = kI >= kKh && (kI - kKh) % kS == 0 && (kI - kKh) / kS < kRows ? (kI - kKh) / kS : kRows;
+
+// Every tap of input row kI into the tile rows it feeds: acc[r] += tap[kw] * w[kh][kw], kT = kw * kKH +
+// kh. One pack expansion, not nested static_for lambdas: a function per (row, kw, kh) of every tile
+// was most of the file's compile time.
+template <class V, size_t kI, size_t kRows, size_t kKH, size_t kKW, size_t kSH, class Wt, size_t... kT>
+__attribute__((always_inline)) inline void accumulate_input_row(typename V::T (&acc)[kRows], const typename V::T (&tap)[kKW],
+                                                                const Wt* w, std::index_sequence<kT...>) {
+  ((kFedRow<kI, kT % kKH, kSH, kRows> < kRows
+        ? void(acc[kFedRow<kI, kT % kKH, kSH, kRows> % kRows] =
+                   V::fma(tap[kT / kKH], weight_vector<V>(w, kT % kKH * kKW + kT / kKH),
+                          acc[kFedRow<kI, kT % kKH, kSH, kRows> % kRows]))
+        : void()),
+   ...);
+}
 template <class V, size_t kRows, size_t kCols, size_t kKH, size_t kKW, size_t kSH, class Taps, class Wt = float>
 __attribute__((always_inline)) inline void f32_dwconv_nchw_tile(const float* plane, size_t height, size_t width,
                                                                 ptrdiff_t y0, const Taps& taps, const Wt* w,
@@ -348,13 +366,7 @@ __attribute__((always_inline)) inline void f32_dwconv_nchw_tile(const float* pla
     static_for<kCols>([&](auto c) __attribute__((always_inline)) {
       T tap[kKW];
       taps(plane + size_t(y) * width, c, tap);
-      static_for<kKW>([&](auto kw) __attribute__((always_inline)) {
-        static_for<kKH>([&](auto kh) __attribute__((always_inline)) {
-          constexpr size_t r = (i - kh) / kSH;
-          if constexpr (i >= kh && (i - kh) % kSH == 0 && r < kRows)
-            acc[c][r] = V::fma(tap[kw], weight_vector<V>(w, kh * kKW + kw), acc[c][r]);
-        });
-      });
+      accumulate_input_row<V, i(), kRows, kKH, kKW, kSH>(acc[c], tap, w, std::make_index_sequence<kKW * kKH>());
     });
   });
   static_for<kCols>([&](auto c) __attribute__((always_inline)) {

@@ -1,6 +1,5 @@
 // The AVX-512 depthwise loops for NCHW planes at most 8 columns wide (8-float vectors with AVX-512VL
-// masks and permutes), in a file of their own so that neither half of the AVX-512 loops needs more
-// than about 2 GB of compiler memory.
+// masks and permutes), in a file of their own so that the two halves compile in parallel.
 #include "kernels/depthwise/conv_depthwise.h"
 
 #if defined(__x86_64__) || defined(_M_X64)
