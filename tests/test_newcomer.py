@@ -30,7 +30,8 @@ def test_info_lists_ops_with_types_and_ranks(capsys):
     code, out, _ = run_cli(capsys, "info", "--ops")
     assert code == 0
     lines = {line.split()[0]: line for line in out.splitlines() if line.startswith("  ")}
-    assert "input: float32|float16 rank 4-4" in lines["conv2d"]
+    assert "input: float32|float16 rank 4;" in lines["conv2d"]
+    assert "a: float32|float16|int32|uint32|int64|uint64|int8|uint8 rank 0-8;" in lines["add"]
     assert len(lines) >= 90
 
 

@@ -4,6 +4,7 @@ import ast
 import importlib.util
 import json
 import os
+import pydoc
 import subprocess
 import sys
 from pathlib import Path
@@ -128,3 +129,29 @@ def test_examples_pass_mypy_strict(tmp_path):
         [sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"), str(EXAMPLES)],
         capture_output=True, text=True, cwd=ROOT, env=env, timeout=600)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_builder_docstrings_list_operand_types_ranks_and_options(context):
+    """help(builder.op) gives every operand's data types and ranks (as op_support_limits() does),
+    every option with its default, and the results."""
+    limits = context.op_support_limits()
+    for info in webnn._core.op_infos():
+        op = info["name"]
+        doc = getattr(webnn.MLGraphBuilder, webnn._api.snake_case(op)).__doc__
+        lines = doc.splitlines()
+        for name, operand in limits[op].items():
+            if name in ("output", "outputs"):
+                line = next((line for line in lines if line.startswith("Returns")), "")
+            else:
+                line = next((line for line in lines if line.startswith(f"- ``{webnn._api.snake_case(name)}``")
+                             and ", rank " in line), "")
+            low, high = operand["rankRange"]["min"], operand["rankRange"]["max"]
+            assert f", rank {low}" in line and (low == high or f" to {high}" in line), (op, name, line)
+            assert all(data_type in line for data_type in operand["dataTypes"]), (op, name, line)
+        for option in info["options"]:
+            assert any(line.startswith(f"- ``{webnn._api.snake_case(option['name'])}`` =") or
+                       line.startswith(f"- ``{webnn._api.snake_case(option['name'])}``: absent") for line in lines), \
+                (op, option["name"])
+    text = pydoc.render_doc(webnn.MLGraphBuilder.conv2d, renderer=pydoc.plaintext)
+    assert "- ``filter``: float32 or float16, rank 4" in text and "- ``groups`` = 1" in text
+    assert "Returns an MLOperand: float32 or float16, rank 4." in text

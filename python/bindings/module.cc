@@ -77,6 +77,9 @@ PYBIND11_MODULE(_core, m) {
       d["arguments"] = params(info.arguments);
       d["options"] = params(info.options);
       d["output_count"] = info.output_count;
+      py::dict limits;
+      for (const auto& [name, l] : info.operands) limits[py::str(name)] = limits_dict(l);
+      d["limits"] = limits;
       out.append(d);
     }
     return out;

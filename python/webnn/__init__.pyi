@@ -178,6 +178,12 @@ class MLGraphBuilder:
     def abs(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``abs(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, int64 or int8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, int64 or int8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -187,6 +193,13 @@ class MLGraphBuilder:
     def add(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``add(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -195,6 +208,12 @@ class MLGraphBuilder:
         """
     def arg_max(self, input: MLOperand, axis: int, options: _Options = None, /, *, keep_dimensions: bool = False, output_data_type: str = 'int32', label: str = '') -> MLOperand:
         """WebNN ``argMax(input, axis, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+
+        Returns an MLOperand: int32 or int64, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -208,6 +227,12 @@ class MLGraphBuilder:
     def arg_min(self, input: MLOperand, axis: int, options: _Options = None, /, *, keep_dimensions: bool = False, output_data_type: str = 'int32', label: str = '') -> MLOperand:
         """WebNN ``argMin(input, axis, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+
+        Returns an MLOperand: int32 or int64, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``keep_dimensions`` = False
@@ -219,6 +244,12 @@ class MLGraphBuilder:
     argMin = arg_min
     def average_pool2d(self, input: MLOperand, options: _Options = None, /, *, window_dimensions: Optional[Sequence[int]] = None, padding: Sequence[int] = ..., strides: Sequence[int] = ..., dilations: Sequence[int] = ..., layout: str = 'nchw', output_shape_rounding: str = 'floor', output_sizes: Optional[Sequence[int]] = None, auto_pad: str = ..., rounding_type: str = ..., label: str = '') -> MLOperand:
         """WebNN ``averagePool2d(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 4
+
+        Returns an MLOperand: float32 or float16, rank 4.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -245,6 +276,16 @@ class MLGraphBuilder:
     def batch_normalization(self, input: MLOperand, mean: MLOperand, variance: MLOperand, options: _Options = None, /, *, scale: Optional[MLOperand] = None, bias: Optional[MLOperand] = None, axis: int = 1, epsilon: float = 1e-05, activation: Optional[MLActivation] = None, label: str = '') -> MLOperand:
         """WebNN ``batchNormalization(input, mean, variance, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 1 to 8
+        - ``mean``: float32 or float16, rank 1
+        - ``variance``: float32 or float16, rank 1
+        - ``scale`` (option): float32 or float16, rank 1
+        - ``bias`` (option): float32 or float16, rank 1
+
+        Returns an MLOperand: float32 or float16, rank 1 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``scale``: absent = 1
@@ -262,6 +303,12 @@ class MLGraphBuilder:
     def cast(self, input: MLOperand, data_type: str, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``cast(input, data_type, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -270,6 +317,12 @@ class MLGraphBuilder:
         """
     def ceil(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``ceil(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -282,6 +335,12 @@ class MLGraphBuilder:
     @overload
     def clamp(self, input: MLOperand, options: _Options = None, /, *, min_value: Optional[float] = None, max_value: Optional[float] = None, label: str = '') -> MLOperand:
         """WebNN ``clamp(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -298,6 +357,12 @@ class MLGraphBuilder:
     def concat(self, inputs: Sequence[MLOperand], axis: int, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``concat(inputs, axis, options)``.
 
+        Operands (data types, ranks):
+
+        - ``inputs``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -306,6 +371,14 @@ class MLGraphBuilder:
         """
     def conv2d(self, input: MLOperand, filter: MLOperand, options: _Options = None, /, *, padding: Sequence[int] = ..., strides: Sequence[int] = ..., dilations: Sequence[int] = ..., groups: int = 1, input_layout: str = 'nchw', filter_layout: str = 'oihw', bias: Optional[MLOperand] = None, activation: Optional[MLActivation] = None, auto_pad: str = ..., label: str = '') -> MLOperand:
         """WebNN ``conv2d(input, filter, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 4
+        - ``filter``: float32 or float16, rank 4
+        - ``bias`` (option): float32 or float16, rank 1
+
+        Returns an MLOperand: float32 or float16, rank 4.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -330,6 +403,14 @@ class MLGraphBuilder:
         """
     def conv_transpose2d(self, input: MLOperand, filter: MLOperand, options: _Options = None, /, *, padding: Sequence[int] = ..., strides: Sequence[int] = ..., dilations: Sequence[int] = ..., output_padding: Sequence[int] = ..., output_sizes: Optional[Sequence[int]] = None, groups: int = 1, input_layout: str = 'nchw', filter_layout: str = 'iohw', bias: Optional[MLOperand] = None, activation: Optional[MLActivation] = None, auto_pad: str = ..., label: str = '') -> MLOperand:
         """WebNN ``convTranspose2d(input, filter, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 4
+        - ``filter``: float32 or float16, rank 4
+        - ``bias`` (option): float32 or float16, rank 1
+
+        Returns an MLOperand: float32 or float16, rank 4.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -358,6 +439,12 @@ class MLGraphBuilder:
     def cos(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``cos(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -366,6 +453,12 @@ class MLGraphBuilder:
         """
     def cumulative_sum(self, input: MLOperand, axis: int, options: _Options = None, /, *, exclusive: bool = False, reversed: bool = False, label: str = '') -> MLOperand:
         """WebNN ``cumulativeSum(input, axis, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64 or uint64, rank 1 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64 or uint64, rank 1 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -379,6 +472,14 @@ class MLGraphBuilder:
     def dequantize_linear(self, input: MLOperand, scale: MLOperand, zero_point: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``dequantizeLinear(input, scale, zero_point, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: int32, uint32, int8, uint8, int4 or uint4, rank 0 to 8
+        - ``scale``: float32 or float16, rank 0 to 8
+        - ``zero_point``: int32, uint32, int8, uint8, int4 or uint4, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -388,6 +489,13 @@ class MLGraphBuilder:
     dequantizeLinear = dequantize_linear
     def div(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``div(a, b, options)``.
+
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -400,6 +508,12 @@ class MLGraphBuilder:
     @overload
     def elu(self, input: MLOperand, options: _Options = None, /, *, alpha: float = 1.0, label: str = '') -> MLOperand:
         """WebNN ``elu(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -415,6 +529,13 @@ class MLGraphBuilder:
     def equal(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``equal(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -423,6 +544,12 @@ class MLGraphBuilder:
         """
     def erf(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``erf(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -433,6 +560,12 @@ class MLGraphBuilder:
     def exp(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``exp(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -441,6 +574,12 @@ class MLGraphBuilder:
         """
     def expand(self, input: MLOperand, new_shape: Sequence[int], options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``expand(input, new_shape, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -451,6 +590,12 @@ class MLGraphBuilder:
     def floor(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``floor(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -459,6 +604,13 @@ class MLGraphBuilder:
         """
     def gather(self, input: MLOperand, indices: MLOperand, options: _Options = None, /, *, axis: int = 0, label: str = '') -> MLOperand:
         """WebNN ``gather(input, indices, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+        - ``indices``: int32, uint32 or int64, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -470,6 +622,13 @@ class MLGraphBuilder:
     def gather_elements(self, input: MLOperand, indices: MLOperand, options: _Options = None, /, *, axis: int = 0, label: str = '') -> MLOperand:
         """WebNN ``gatherElements(input, indices, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+        - ``indices``: int32, uint32 or int64, rank 1 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``axis`` = 0
@@ -480,6 +639,13 @@ class MLGraphBuilder:
     gatherElements = gather_elements
     def gather_nd(self, input: MLOperand, indices: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``gatherND(input, indices, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+        - ``indices``: int32, uint32 or int64, rank 1 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -494,6 +660,12 @@ class MLGraphBuilder:
     def gelu(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``gelu(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -506,6 +678,14 @@ class MLGraphBuilder:
         """
     def gemm(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, c: Optional[MLOperand] = None, alpha: float = 1.0, beta: float = 1.0, a_transpose: bool = False, b_transpose: bool = False, label: str = '') -> MLOperand:
         """WebNN ``gemm(a, b, options)``.
+
+        Operands (data types, ranks):
+
+        - ``a``: float32 or float16, rank 2
+        - ``b``: float32 or float16, rank 2
+        - ``c`` (option): float32 or float16, rank 0 to 2
+
+        Returns an MLOperand: float32 or float16, rank 2.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -521,6 +701,13 @@ class MLGraphBuilder:
     def greater(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``greater(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -529,6 +716,13 @@ class MLGraphBuilder:
         """
     def greater_or_equal(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``greaterOrEqual(a, b, options)``.
+
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -539,6 +733,20 @@ class MLGraphBuilder:
     greaterOrEqual = greater_or_equal
     def gru(self, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand, steps: int, hidden_size: int, options: _Options = None, /, *, bias: Optional[MLOperand] = None, recurrent_bias: Optional[MLOperand] = None, initial_hidden_state: Optional[MLOperand] = None, reset_after: bool = True, return_sequence: bool = False, direction: str = 'forward', layout: str = 'zrn', activations: Sequence[Union[str, MLActivation]] = ..., label: str = '') -> List[MLOperand]:
         """WebNN ``gru(input, weight, recurrent_weight, steps, hidden_size, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 3
+        - ``weight``: float32 or float16, rank 3
+        - ``recurrent_weight``: float32 or float16, rank 3
+        - ``bias`` (option): float32 or float16, rank 2
+        - ``recurrent_bias`` (option): float32 or float16, rank 2
+        - ``initial_hidden_state`` (option): float32 or float16, rank 3
+
+        Returns a list of MLOperands:
+
+        - ``output0``: float32 or float16, rank 3
+        - ``output1``: float32 or float16, rank 4
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -559,6 +767,17 @@ class MLGraphBuilder:
         """
     def gru_cell(self, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand, hidden_state: MLOperand, hidden_size: int, options: _Options = None, /, *, bias: Optional[MLOperand] = None, recurrent_bias: Optional[MLOperand] = None, reset_after: bool = True, layout: str = 'zrn', activations: Sequence[Union[str, MLActivation]] = ..., label: str = '') -> MLOperand:
         """WebNN ``gruCell(input, weight, recurrent_weight, hidden_state, hidden_size, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 2
+        - ``weight``: float32 or float16, rank 2
+        - ``recurrent_weight``: float32 or float16, rank 2
+        - ``hidden_state``: float32 or float16, rank 2
+        - ``bias`` (option): float32 or float16, rank 1
+        - ``recurrent_bias`` (option): float32 or float16, rank 1
+
+        Returns an MLOperand: float32 or float16, rank 2.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -581,6 +800,12 @@ class MLGraphBuilder:
     def hard_sigmoid(self, input: MLOperand, options: _Options = None, /, *, alpha: float = 0.2, beta: float = 0.5, label: str = '') -> MLOperand:
         """WebNN ``hardSigmoid(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``alpha`` = 0.2
@@ -600,6 +825,12 @@ class MLGraphBuilder:
     def hard_swish(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``hardSwish(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -614,6 +845,12 @@ class MLGraphBuilder:
     def identity(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``identity(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -622,6 +859,14 @@ class MLGraphBuilder:
         """
     def instance_normalization(self, input: MLOperand, options: _Options = None, /, *, scale: Optional[MLOperand] = None, bias: Optional[MLOperand] = None, epsilon: float = 1e-05, layout: str = 'nchw', label: str = '') -> MLOperand:
         """WebNN ``instanceNormalization(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 4
+        - ``scale`` (option): float32 or float16, rank 1
+        - ``bias`` (option): float32 or float16, rank 1
+
+        Returns an MLOperand: float32 or float16, rank 4.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -637,6 +882,12 @@ class MLGraphBuilder:
     def is_infinite(self, a: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``isInfinite(a, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -647,6 +898,12 @@ class MLGraphBuilder:
     def is_nan(self, a: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``isNaN(a, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -656,6 +913,12 @@ class MLGraphBuilder:
     isNaN = is_nan
     def l2_pool2d(self, input: MLOperand, options: _Options = None, /, *, window_dimensions: Optional[Sequence[int]] = None, padding: Sequence[int] = ..., strides: Sequence[int] = ..., dilations: Sequence[int] = ..., layout: str = 'nchw', output_shape_rounding: str = 'floor', output_sizes: Optional[Sequence[int]] = None, auto_pad: str = ..., rounding_type: str = ..., label: str = '') -> MLOperand:
         """WebNN ``l2Pool2d(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 4
+
+        Returns an MLOperand: float32 or float16, rank 4.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -682,6 +945,14 @@ class MLGraphBuilder:
     def layer_normalization(self, input: MLOperand, options: _Options = None, /, *, scale: Optional[MLOperand] = None, bias: Optional[MLOperand] = None, axes: Optional[Sequence[int]] = None, epsilon: float = 1e-05, label: str = '') -> MLOperand:
         """WebNN ``layerNormalization(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+        - ``scale`` (option): float32 or float16, rank 0 to 8
+        - ``bias`` (option): float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``scale``: absent = 1
@@ -699,6 +970,12 @@ class MLGraphBuilder:
     def leaky_relu(self, input: MLOperand, options: _Options = None, /, *, alpha: float = 0.01, label: str = '') -> MLOperand:
         """WebNN ``leakyRelu(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``alpha`` = 0.01
@@ -714,6 +991,13 @@ class MLGraphBuilder:
     def lesser(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``lesser(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -722,6 +1006,13 @@ class MLGraphBuilder:
         """
     def lesser_or_equal(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``lesserOrEqual(a, b, options)``.
+
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -735,6 +1026,12 @@ class MLGraphBuilder:
     @overload
     def linear(self, input: MLOperand, options: _Options = None, /, *, alpha: float = 1.0, beta: float = 0.0, label: str = '') -> MLOperand:
         """WebNN ``linear(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -751,6 +1048,12 @@ class MLGraphBuilder:
     def log(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``log(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -759,6 +1062,13 @@ class MLGraphBuilder:
         """
     def logical_and(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``logicalAnd(a, b, options)``.
+
+        Operands (data types, ranks):
+
+        - ``a``: uint8, rank 0 to 8
+        - ``b``: uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -770,6 +1080,12 @@ class MLGraphBuilder:
     def logical_not(self, a: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``logicalNot(a, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -779,6 +1095,13 @@ class MLGraphBuilder:
     logicalNot = logical_not
     def logical_or(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``logicalOr(a, b, options)``.
+
+        Operands (data types, ranks):
+
+        - ``a``: uint8, rank 0 to 8
+        - ``b``: uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -790,6 +1113,13 @@ class MLGraphBuilder:
     def logical_xor(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``logicalXor(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: uint8, rank 0 to 8
+        - ``b``: uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -799,6 +1129,23 @@ class MLGraphBuilder:
     logicalXor = logical_xor
     def lstm(self, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand, steps: int, hidden_size: int, options: _Options = None, /, *, bias: Optional[MLOperand] = None, recurrent_bias: Optional[MLOperand] = None, peephole_weight: Optional[MLOperand] = None, initial_hidden_state: Optional[MLOperand] = None, initial_cell_state: Optional[MLOperand] = None, return_sequence: bool = False, direction: str = 'forward', layout: str = 'iofg', activations: Sequence[Union[str, MLActivation]] = ..., label: str = '') -> List[MLOperand]:
         """WebNN ``lstm(input, weight, recurrent_weight, steps, hidden_size, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 3
+        - ``weight``: float32 or float16, rank 3
+        - ``recurrent_weight``: float32 or float16, rank 3
+        - ``bias`` (option): float32 or float16, rank 2
+        - ``recurrent_bias`` (option): float32 or float16, rank 2
+        - ``peephole_weight`` (option): float32 or float16, rank 2
+        - ``initial_hidden_state`` (option): float32 or float16, rank 3
+        - ``initial_cell_state`` (option): float32 or float16, rank 3
+
+        Returns a list of MLOperands:
+
+        - ``output0``: float32 or float16, rank 3
+        - ``output1``: float32 or float16, rank 3
+        - ``output2``: float32 or float16, rank 4
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -821,6 +1168,22 @@ class MLGraphBuilder:
     def lstm_cell(self, input: MLOperand, weight: MLOperand, recurrent_weight: MLOperand, hidden_state: MLOperand, cell_state: MLOperand, hidden_size: int, options: _Options = None, /, *, bias: Optional[MLOperand] = None, recurrent_bias: Optional[MLOperand] = None, peephole_weight: Optional[MLOperand] = None, layout: str = 'iofg', activations: Sequence[Union[str, MLActivation]] = ..., label: str = '') -> List[MLOperand]:
         """WebNN ``lstmCell(input, weight, recurrent_weight, hidden_state, cell_state, hidden_size, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 2
+        - ``weight``: float32 or float16, rank 2
+        - ``recurrent_weight``: float32 or float16, rank 2
+        - ``hidden_state``: float32 or float16, rank 2
+        - ``cell_state``: float32 or float16, rank 2
+        - ``bias`` (option): float32 or float16, rank 1
+        - ``recurrent_bias`` (option): float32 or float16, rank 1
+        - ``peephole_weight`` (option): float32 or float16, rank 1
+
+        Returns a list of MLOperands:
+
+        - ``output0``: float32 or float16, rank 2
+        - ``output1``: float32 or float16, rank 2
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``bias``: absent = 0
@@ -839,6 +1202,13 @@ class MLGraphBuilder:
     def matmul(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``matmul(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32 or float16, rank 2 to 8
+        - ``b``: float32 or float16, rank 2 to 8
+
+        Returns an MLOperand: float32 or float16, rank 2 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -848,6 +1218,13 @@ class MLGraphBuilder:
     def max(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``max(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -856,6 +1233,12 @@ class MLGraphBuilder:
         """
     def max_pool2d(self, input: MLOperand, options: _Options = None, /, *, window_dimensions: Optional[Sequence[int]] = None, padding: Sequence[int] = ..., strides: Sequence[int] = ..., dilations: Sequence[int] = ..., layout: str = 'nchw', output_shape_rounding: str = 'floor', output_sizes: Optional[Sequence[int]] = None, auto_pad: str = ..., rounding_type: str = ..., label: str = '') -> MLOperand:
         """WebNN ``maxPool2d(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 4
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 4.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -882,6 +1265,13 @@ class MLGraphBuilder:
     def min(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``min(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -890,6 +1280,13 @@ class MLGraphBuilder:
         """
     def mul(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``mul(a, b, options)``.
+
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -900,6 +1297,12 @@ class MLGraphBuilder:
     def neg(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``neg(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, int64 or int8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, int64 or int8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -908,6 +1311,13 @@ class MLGraphBuilder:
         """
     def not_equal(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``notEqual(a, b, options)``.
+
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -918,6 +1328,12 @@ class MLGraphBuilder:
     notEqual = not_equal
     def pad(self, input: MLOperand, beginning_padding: Sequence[int], ending_padding: Sequence[int], options: _Options = None, /, *, mode: str = 'constant', value: float = 0, label: str = '') -> MLOperand:
         """WebNN ``pad(input, beginning_padding, ending_padding, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -930,6 +1346,13 @@ class MLGraphBuilder:
     def pow(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``pow(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -939,6 +1362,13 @@ class MLGraphBuilder:
     def prelu(self, input: MLOperand, slope: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``prelu(input, slope, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, int64 or int8, rank 0 to 8
+        - ``slope``: float32, float16, int32, int64 or int8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, int64 or int8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -947,6 +1377,14 @@ class MLGraphBuilder:
         """
     def quantize_linear(self, input: MLOperand, scale: MLOperand, zero_point: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``quantizeLinear(input, scale, zero_point, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+        - ``scale``: float32 or float16, rank 0 to 8
+        - ``zero_point``: int32, uint32, int8, uint8, int4 or uint4, rank 0 to 8
+
+        Returns an MLOperand: int32, uint32, int8, uint8, int4 or uint4, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -958,6 +1396,12 @@ class MLGraphBuilder:
     def reciprocal(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``reciprocal(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -966,6 +1410,12 @@ class MLGraphBuilder:
         """
     def reduce_l1(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceL1(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64 or uint64, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64 or uint64, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -979,6 +1429,12 @@ class MLGraphBuilder:
     def reduce_l2(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceL2(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``axes``: absent = all dimensions
@@ -990,6 +1446,12 @@ class MLGraphBuilder:
     reduceL2 = reduce_l2
     def reduce_log_sum(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceLogSum(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1003,6 +1465,12 @@ class MLGraphBuilder:
     def reduce_log_sum_exp(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceLogSumExp(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``axes``: absent = all dimensions
@@ -1014,6 +1482,12 @@ class MLGraphBuilder:
     reduceLogSumExp = reduce_log_sum_exp
     def reduce_max(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceMax(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1027,6 +1501,12 @@ class MLGraphBuilder:
     def reduce_mean(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceMean(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``axes``: absent = all dimensions
@@ -1038,6 +1518,12 @@ class MLGraphBuilder:
     reduceMean = reduce_mean
     def reduce_min(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceMin(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1051,6 +1537,12 @@ class MLGraphBuilder:
     def reduce_product(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceProduct(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64 or uint64, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64 or uint64, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``axes``: absent = all dimensions
@@ -1063,6 +1555,12 @@ class MLGraphBuilder:
     def reduce_sum(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceSum(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64 or uint64, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64 or uint64, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``axes``: absent = all dimensions
@@ -1074,6 +1572,12 @@ class MLGraphBuilder:
     reduceSum = reduce_sum
     def reduce_sum_square(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, keep_dimensions: bool = False, label: str = '') -> MLOperand:
         """WebNN ``reduceSumSquare(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64 or uint64, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64 or uint64, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1090,6 +1594,12 @@ class MLGraphBuilder:
     def relu(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``relu(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, int64 or int8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, int64 or int8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1102,6 +1612,12 @@ class MLGraphBuilder:
         """
     def resample2d(self, input: MLOperand, options: _Options = None, /, *, mode: str = 'nearest-neighbor', scales: Sequence[float] = ..., sizes: Optional[Sequence[int]] = None, axes: Sequence[int] = ..., label: str = '') -> MLOperand:
         """WebNN ``resample2d(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int8 or uint8, rank 4
+
+        Returns an MLOperand: float32, float16, int8 or uint8, rank 4.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1116,6 +1632,12 @@ class MLGraphBuilder:
     def reshape(self, input: MLOperand, new_shape: Sequence[int], options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``reshape(input, new_shape, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1124,6 +1646,12 @@ class MLGraphBuilder:
         """
     def reverse(self, input: MLOperand, options: _Options = None, /, *, axes: Optional[Sequence[int]] = None, label: str = '') -> MLOperand:
         """WebNN ``reverse(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1135,6 +1663,12 @@ class MLGraphBuilder:
     def round_even(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``roundEven(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1144,6 +1678,14 @@ class MLGraphBuilder:
     roundEven = round_even
     def scatter_elements(self, input: MLOperand, indices: MLOperand, updates: MLOperand, options: _Options = None, /, *, axis: int = 0, label: str = '') -> MLOperand:
         """WebNN ``scatterElements(input, indices, updates, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+        - ``indices``: int32, uint32 or int64, rank 1 to 8
+        - ``updates``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1155,6 +1697,14 @@ class MLGraphBuilder:
     scatterElements = scatter_elements
     def scatter_nd(self, input: MLOperand, indices: MLOperand, updates: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``scatterND(input, indices, updates, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+        - ``indices``: int32, uint32 or int64, rank 1 to 8
+        - ``updates``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1169,6 +1719,12 @@ class MLGraphBuilder:
     def sigmoid(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``sigmoid(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1182,6 +1738,12 @@ class MLGraphBuilder:
     def sign(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``sign(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, int64 or int8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, int64 or int8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1190,6 +1752,12 @@ class MLGraphBuilder:
         """
     def sin(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``sin(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1200,6 +1768,12 @@ class MLGraphBuilder:
     def slice(self, input: MLOperand, starts: Sequence[int], sizes: Sequence[int], options: _Options = None, /, *, strides: Optional[Sequence[int]] = None, label: str = '') -> MLOperand:
         """WebNN ``slice(input, starts, sizes, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``strides``: absent = all 1
@@ -1209,6 +1783,12 @@ class MLGraphBuilder:
         """
     def softmax(self, input: MLOperand, axis: int, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``softmax(input, axis, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 1 to 8
+
+        Returns an MLOperand: float32 or float16, rank 1 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1221,6 +1801,12 @@ class MLGraphBuilder:
     @overload
     def softplus(self, input: MLOperand, options: _Options = None, /, *, steepness: float = ..., label: str = '') -> MLOperand:
         """WebNN ``softplus(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1238,6 +1824,12 @@ class MLGraphBuilder:
     def softsign(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``softsign(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1251,6 +1843,12 @@ class MLGraphBuilder:
     def split(self, input: MLOperand, splits: Union[int, Sequence[int]], options: _Options = None, /, *, axis: int = 0, label: str = '') -> List[MLOperand]:
         """WebNN ``split(input, splits, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8
+
+        Returns a list of MLOperands, each: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 1 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``axis`` = 0
@@ -1261,6 +1859,12 @@ class MLGraphBuilder:
     def sqrt(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``sqrt(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1270,6 +1874,13 @@ class MLGraphBuilder:
     def sub(self, a: MLOperand, b: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``sub(a, b, options)``.
 
+        Operands (data types, ranks):
+
+        - ``a``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``b``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1278,6 +1889,12 @@ class MLGraphBuilder:
         """
     def tan(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``tan(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1290,6 +1907,12 @@ class MLGraphBuilder:
     @overload
     def tanh(self, input: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``tanh(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32 or float16, rank 0 to 8
+
+        Returns an MLOperand: float32 or float16, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1304,6 +1927,12 @@ class MLGraphBuilder:
     def tile(self, input: MLOperand, repetitions: Sequence[int], options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``tile(input, repetitions, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``label`` = ''
@@ -1312,6 +1941,12 @@ class MLGraphBuilder:
         """
     def transpose(self, input: MLOperand, options: _Options = None, /, *, permutation: Optional[Sequence[int]] = None, label: str = '') -> MLOperand:
         """WebNN ``transpose(input, options)``.
+
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
@@ -1323,6 +1958,12 @@ class MLGraphBuilder:
     def triangular(self, input: MLOperand, options: _Options = None, /, *, upper: bool = True, diagonal: int = 0, label: str = '') -> MLOperand:
         """WebNN ``triangular(input, options)``.
 
+        Operands (data types, ranks):
+
+        - ``input``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 2 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 2 to 8.
+
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 
         - ``upper`` = True
@@ -1333,6 +1974,14 @@ class MLGraphBuilder:
         """
     def where(self, condition: MLOperand, true_value: MLOperand, false_value: MLOperand, options: _Options = None, /, *, label: str = '') -> MLOperand:
         """WebNN ``where(condition, true_value, false_value, options)``.
+
+        Operands (data types, ranks):
+
+        - ``condition``: uint8, rank 0 to 8
+        - ``true_value``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+        - ``false_value``: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8
+
+        Returns an MLOperand: float32, float16, int32, uint32, int64, uint64, int8 or uint8, rank 0 to 8.
 
         Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:
 

@@ -266,13 +266,43 @@ def _option_line(op, option):
     return line
 
 
+def _limits_text(limits):
+    """'float32 or float16, rank 4': an operand's data types and ranks (op_support_limits' form)."""
+    types = limits["dataTypes"]
+    types = ", ".join(types[:-1]) + " or " + types[-1] if len(types) > 1 else types[0]
+    low, high = limits["rankRange"]["min"], limits["rankRange"]["max"]
+    return f"{types}, rank {low}" if low == high else f"{types}, rank {low} to {high}"
+
+
+def _operand_lines(info):
+    """The operands' and results' data types and ranks, from the same data as op_support_limits()."""
+    limits = info["limits"]
+    options = {option["name"] for option in info["options"]}
+    results = [name for name in limits if name not in options and
+               name not in {argument["name"] for argument in info["arguments"]}]
+    lines = ["Operands (data types, ranks):", ""]
+    for name, operand in limits.items():
+        if name not in results:
+            lines.append(f"- ``{snake_case(name)}``{' (option)' if name in options else ''}: "
+                         f"{_limits_text(operand)}")
+    if results == ["output"]:
+        lines += ["", f"Returns an MLOperand: {_limits_text(limits['output'])}."]
+    elif results == ["outputs"]:
+        lines += ["", f"Returns a list of MLOperands, each: {_limits_text(limits['outputs'])}."]
+    elif results:
+        lines += ["", "Returns a list of MLOperands:", ""]
+        lines += [f"- ``{name}``: {_limits_text(limits[name])}" for name in results]
+    return lines + [""]
+
+
 def op_doc(info, forms=None):
-    """The docstring of a builder method: its spec signature, options with their defaults (from
-    the op registry, which follows the spec) and, with ``forms``, its 2022 conveniences."""
+    """The docstring of a builder method: its spec signature, its operands' data types and ranks,
+    options with their defaults (from the op registry, which follows the spec) and, with
+    ``forms``, its 2022 conveniences."""
     op = info["name"]
     signature = ", ".join(snake_case(p["name"]) for p in info["arguments"])
-    lines = [f"WebNN ``{op}({signature}, options)``.", "",
-             "Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:", ""]
+    lines = [f"WebNN ``{op}({signature}, options)``.", ""] + _operand_lines(info)
+    lines += ["Options, as keywords (snake_case or camelCase) or a trailing dict of camelCase names:", ""]
     lines += [_option_line(op, option) for option in info["options"]]
     lines += ["- ``label`` = ''", "", "Raises TypeError, naming the label, on invalid input."]
     return "\n".join(lines) + (forms.doc if forms is not None else "")

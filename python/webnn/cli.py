@@ -312,8 +312,9 @@ def _info(args):
             parts = []
             for name, limits in operands.items():
                 if isinstance(limits, dict) and "dataTypes" in limits:
-                    ranks = limits["rankRange"]
-                    parts.append(f"{name}: {'|'.join(limits['dataTypes'])} rank {ranks['min']}-{ranks['max']}")
+                    low, high = limits["rankRange"]["min"], limits["rankRange"]["max"]
+                    ranks = f"{low}" if low == high else f"{low}-{high}"
+                    parts.append(f"{name}: {'|'.join(limits['dataTypes'])} rank {ranks}")
             if parts:
                 print(f"  {op}  " + "; ".join(parts))
     return 0

@@ -420,6 +420,8 @@ struct OpInfo {
   std::vector<ParamInfo> arguments;
   std::vector<ParamInfo> options;
   size_t output_count;  // 0: decided per call (split, gru, lstm)
+  // Data types and ranks of the operands and outputs, as Context::op_support_limits() gives them.
+  std::vector<std::pair<std::string, TensorLimits>> operands;
 };
 std::vector<OpInfo> op_infos();
 

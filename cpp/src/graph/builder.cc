@@ -278,6 +278,7 @@ std::vector<OpInfo> op_infos() {
     for (auto& p : def->params) info.arguments.push_back(convert(p));
     for (auto& p : def->options) info.options.push_back(convert(p));
     info.output_count = def->output_count;
+    info.operands = operand_limits(*def);
     out.push_back(std::move(info));
   }
   return out;

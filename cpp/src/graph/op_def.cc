@@ -162,6 +162,19 @@ void OpView::fail(const std::string& message) const { throw_type_error(prefix() 
 #include "graph/op_list.h"
 #undef WEBNN_OP
 
+std::vector<std::pair<std::string, TensorLimits>> operand_limits(const OpDef& def) {
+  std::vector<std::pair<std::string, TensorLimits>> out;
+  for (const OperandLimit& l : def.limits) {
+    TensorLimits t;
+    for (int i = 0; i < kDataTypeCount; ++i)
+      if (l.types & type_bit(DataType(i))) t.data_types.push_back(DataType(i));
+    t.rank_min = l.rank_min;
+    t.rank_max = l.rank_max;
+    out.emplace_back(l.name, std::move(t));
+  }
+  return out;
+}
+
 const std::vector<const OpDef*>& all_ops() {
   static const std::vector<const OpDef*> ops = {
 #define WEBNN_OP(name) &name##_op(),

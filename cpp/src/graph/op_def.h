@@ -308,6 +308,8 @@ bool to_nhwc_along_axis(Node& node, const std::vector<OperandInfo>& operands);
 // The registry: every op, in the spec's alphabetical order.
 const std::vector<const OpDef*>& all_ops();
 const OpDef* find_op(const std::string& name);
+// An op's operand limits as op_support_limits() and op_infos() report them.
+std::vector<std::pair<std::string, TensorLimits>> operand_limits(const OpDef& def);
 
 // What elementwise_chain_op's node keeps: its steps (operands: step results or the node's inputs)
 // and its output.

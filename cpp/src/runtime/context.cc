@@ -402,18 +402,7 @@ SupportLimits Context::op_support_limits() const {
   std::vector<DataType> all;
   for (int i = 0; i < kDataTypeCount; ++i) all.push_back(DataType(i));
   limits.input = limits.constant = limits.output = TensorLimits{all, 0, kMaxRank};
-  for (const OpDef* def : all_ops()) {
-    OpLimits op{def->name, {}};
-    for (const OperandLimit& l : def->limits) {
-      TensorLimits t;
-      for (int i = 0; i < kDataTypeCount; ++i)
-        if (l.types & type_bit(DataType(i))) t.data_types.push_back(DataType(i));
-      t.rank_min = l.rank_min;
-      t.rank_max = l.rank_max;
-      op.operands.push_back({l.name, std::move(t)});
-    }
-    limits.ops.push_back(std::move(op));
-  }
+  for (const OpDef* def : all_ops()) limits.ops.push_back({def->name, operand_limits(*def)});
   return limits;
 }
 
