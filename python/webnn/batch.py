@@ -138,7 +138,6 @@ class BatchRunner:
                     raise TypeError(f"BatchRunner: the build function returned {type(graph).__name__}, not an MLGraph")
                 graphs.append(graph)
         self._runner = _core.BatchRunner(graphs)
-        self._graphs = graphs
         b = self._runner.batch_size
         self._inputs = {n: (numpy_dtype(d["dataType"]), tuple(d["shape"][1:]))
                         for n, d in self._runner.input_descriptors.items()}
@@ -336,7 +335,6 @@ class BatchRunner:
         if self._runner is not None:
             self._runner.close()
             self._runner = None
-            self._graphs = []
 
     def __enter__(self):
         return self

@@ -439,7 +439,8 @@ def _run_data_set(args):
     start = time.perf_counter()
     not_written = f"; nothing was written to {args.output}" if args.output else ""
     try:
-        outputs = runner.run(data, progress=progress.update_total, check_finite=not args.allow_non_finite)
+        outputs = runner.run(data, progress=lambda done, total: progress.update(done),
+                             check_finite=not args.allow_non_finite)
     except KeyboardInterrupt:
         progress.close()
         print(f"webnn run: interrupted after {progress.done} of {items} items{not_written}", file=sys.stderr)
@@ -522,9 +523,6 @@ class _Progress:
 
     def _rate(self, done, now):
         return f"  {done / (now - self.start):.1f} {self.unit}/s" if self.unit else ""
-
-    def update_total(self, done, total):
-        self.update(done)
 
     def close(self):
         if self.shown and self.tty:

@@ -447,21 +447,20 @@ std::map<std::string, OperandDescriptor> Graph::output_descriptors_for(
 std::map<std::string, OperandDescriptor> detail::output_descriptors_for(const GraphImpl& graph,
                                                                         const InputShapes& input_shapes,
                                                                         const std::string& what) {
-  const GraphImpl* impl_ = &graph;
-  if (impl_->destroyed) throw_error(ErrorKind::kInvalidStateError, what + ": the MLGraph is destroyed");
-  if (!impl_->dynamic) {
-    for (const auto& [name, desc] : impl_->input_descriptors) {
+  if (graph.destroyed) throw_error(ErrorKind::kInvalidStateError, what + ": the MLGraph is destroyed");
+  if (!graph.dynamic) {
+    for (const auto& [name, desc] : graph.input_descriptors) {
       auto it = input_shapes.find(name);
       if (it == input_shapes.end()) throw_type_error(what + ": missing input '" + name + "'");
       if (it->second != desc.shape)
         throw_type_error(str_cat(what, ": input '", name, "' has shape ", shape_to_string(it->second),
                                  " but the graph expects ", desc.to_string()));
     }
-    return impl_->output_descriptors;
+    return graph.output_descriptors;
   }
   for (const auto& [name, shape] : input_shapes)
-    if (!impl_->input_descriptors.count(name)) throw_type_error(what + ": unknown input '" + name + "'");
-  return impl_->dynamic->plan_for(input_shapes, what, false)->outputs;
+    if (!graph.input_descriptors.count(name)) throw_type_error(what + ": unknown input '" + name + "'");
+  return graph.dynamic->plan_for(input_shapes, what, false)->outputs;
 }
 
 Graph::PlanCacheInfo Graph::plan_cache_info() const {

@@ -7,7 +7,7 @@ import numpy as np
 
 from .. import _core
 from .._api import MLGraphBuilder, create_context
-from .._dynamic import DynamicDimension
+from .._dynamic import DynamicDimension, is_static
 from .._errors import DataError, MLError, NotSupportedError
 from . import _folding, _prepare
 from ._registry import DEFAULT_DOMAINS, handler_key, onnx_type_name, webnn_type
@@ -280,7 +280,7 @@ def load(model, context=None, *, override_dims=None, input_shapes=None, max_size
     """
     model = _as_model(model)
     declared = _free_inputs(model, override_dims, input_shapes, max_sizes)
-    if declared is not None and any(not _static(shape) for _, shape in declared.values()):
+    if declared is not None and any(not is_static(shape) for _, shape in declared.values()):
         return _load_dynamic(model, context or create_context(), declared)
     if declared is not None:  # every dimension pinned, unnamed ones by name too
         override_dims, input_shapes = None, {name: shape for name, (_, shape) in declared.items()}
@@ -295,15 +295,12 @@ def input_descriptors(model, *, override_dims=None, input_shapes=None):
     """``{input: {"dataType", "shape"}}`` of an ONNX model as :func:`load` declares them: the input
     dimensions that ``override_dims`` / ``input_shapes`` do not pin are ``webnn.DynamicDimension``
     (unnamed ones named ``'<input>[<axis>]'``). Converts nothing."""
-    declared = _free_inputs(_as_model(model), override_dims, input_shapes, None)
+    model = _as_model(model)
+    declared = _free_inputs(model, override_dims, input_shapes, None)
     if declared is None:  # an input without a usable type or shape: the importer's own error
-        _prepare.pin_and_infer(_as_model(model), override_dims, input_shapes)
+        _prepare.pin_and_infer(model, override_dims, input_shapes)
         raise TypeError("webnn.onnx: the model's inputs have no usable types or shapes")
     return {name: {"dataType": data_type, "shape": shape} for name, (data_type, shape) in declared.items()}
-
-
-def _static(shape):
-    return not any(isinstance(d, DynamicDimension) for d in shape)
 
 
 def _dimension_name(info, axis, dim):
