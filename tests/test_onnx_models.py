@@ -245,7 +245,12 @@ def test_mapping_matches_onnxruntime(onnx_context, case):
     op_type, attributes, opset, constants = _CASES[case]
     model = _single_op(op_type, [("x", _X)], attributes, opset, initializers=constants)
     actual = webnn.onnx.load(model, onnx_context).compute({"x": _X})["y0"]
-    expected = ort_run(model, {"x": _X})["y0"]
+    try:
+        expected = ort_run(model, {"x": _X})["y0"]
+    except ort.capi.onnxruntime_pybind11_state.InvalidArgument as e:
+        if case == "layernorm_broadcast_scale" and "Size of scale" in str(e):  # ONNX Runtime 1.19 (Python 3.9)
+            pytest.skip(f"this ONNX Runtime ({ort.__version__}) does not broadcast LayerNormalization's scale")
+        raise
     np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-5)
 
 

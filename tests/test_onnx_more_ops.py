@@ -33,11 +33,16 @@ def make_model(nodes, inputs, outputs, initializers=(), opset=17, contrib=False)
                               [helper.make_empty_tensor_value_info(n) for n in outputs],
                               [numpy_helper.from_array(np.asarray(a), n) for n, a in dict(initializers).items()])
     imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(MS, 1)] if contrib else [])
-    return helper.make_model(graph, opset_imports=imports)
+    model = helper.make_model(graph, opset_imports=imports)
+    model.ir_version = 8  # what opset 17 needs: the ONNX Runtime of Python 3.9 reads IR versions up to 10
+    return model
 
 
 def run_ort(model, feeds):
-    session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    try:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    except ort.capi.onnxruntime_pybind11_state.NotImplemented as e:  # ConvInteger's int8 inputs in 1.19
+        pytest.skip(f"this ONNX Runtime ({ort.__version__}) has no kernel for the reference: {e}")
     names = [o.name for o in session.get_outputs()]
     return dict(zip(names, session.run(None, feeds)))
 
@@ -476,7 +481,12 @@ def test_skip_layer_normalization(ctx, inputs, outputs, attrs):
     params = {"gamma": floats(16), "beta": floats(16), "bias": floats(16)}
     model = make_model([helper.make_node("SkipLayerNormalization", inputs, outputs, domain=MS, **attrs)], feeds,
                        [o for o in outputs if o], {k: v for k, v in params.items() if k in inputs}, contrib=True)
-    check(ctx, model, feeds, rtol=1e-4, atol=1e-4)
+    expected = run_ort(model, feeds)
+    if "mean" in expected and np.shape(expected["mean"]) == ():  # ONNX Runtime 1.19 leaves them empty
+        total = (feeds["x"] + feeds["skip"] + params["bias"]).astype(np.float64)
+        expected["mean"] = total.mean(-1, keepdims=True)
+        expected["inv_std"] = 1 / np.sqrt(total.var(-1, keepdims=True) + attrs["epsilon"])
+    check(ctx, model, feeds, expected, rtol=1e-4, atol=1e-4)
 
 
 def test_skip_layer_normalization_default_epsilon(ctx):

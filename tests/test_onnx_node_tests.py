@@ -165,6 +165,10 @@ def onnx_context():
 def test_node(onnx_context, name, model, data_sets):
     if name in KNOWN_DIVERGENCES:
         pytest.skip(KNOWN_DIVERGENCES[name])
+    if name == "test_l2normalization_axis_0" and any(np.isnan(_to_array(o)).any() for _, outs in data_sets
+                                                    for o in outs):
+        pytest.skip("this onnx's reference data predates ONNX defining a zero norm's output as 0 (0/0 = 0), which "
+                    "webnn.onnx follows")
     reason = run_case(onnx_context, model, data_sets)
     if reason:
         pytest.skip(reason)

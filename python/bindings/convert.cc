@@ -97,7 +97,11 @@ BufferArg get_buffer(py::handle obj, DataType expected, const char* what, bool w
   try {
     arg.info = buffer.request(writable);
   } catch (py::error_already_set& e) {  // read-only memory for an output, object arrays, ...
-    throw Error(ErrorKind::kTypeError, std::string(what) + ": unusable buffer: " + e.what());
+    const bool old_numpy = writable && arg.keep &&
+        py::module_::import("numpy").attr("lib").attr("NumpyVersion")(
+            py::module_::import("numpy").attr("__version__")) < py::str("2.1.0");
+    throw Error(ErrorKind::kTypeError, std::string(what) + ": unusable buffer: " + e.what() +
+                                           (old_numpy ? " (NumPy before 2.1 imports DLPack memory read-only)" : ""));
   }
   bool contiguous = true;
   py::ssize_t expect = arg.info.itemsize;
