@@ -97,9 +97,11 @@ BufferArg get_buffer(py::handle obj, DataType expected, const char* what, bool w
   try {
     arg.info = buffer.request(writable);
   } catch (py::error_already_set& e) {  // read-only memory for an output, object arrays, ...
-    const bool old_numpy = writable && arg.keep &&
-        py::module_::import("numpy").attr("lib").attr("NumpyVersion")(
-            py::module_::import("numpy").attr("__version__")) < py::str("2.1.0");
+    const auto numpy_before = [](const char* version) {
+      py::module_ np = py::module_::import("numpy");
+      return np.attr("lib").attr("NumpyVersion")(np.attr("__version__")) < py::str(version);
+    };
+    const bool old_numpy = writable && arg.keep && numpy_before("2.1.0");
     throw Error(ErrorKind::kTypeError, std::string(what) + ": unusable buffer: " + e.what() +
                                            (old_numpy ? " (NumPy before 2.1 imports DLPack memory read-only)" : ""));
   }

@@ -278,8 +278,8 @@ def _operand_lines(info):
     """The operands' and results' data types and ranks, from the same data as op_support_limits()."""
     limits = info["limits"]
     options = {option["name"] for option in info["options"]}
-    results = [name for name in limits if name not in options and
-               name not in {argument["name"] for argument in info["arguments"]}]
+    parameters = options | {argument["name"] for argument in info["arguments"]}
+    results = [name for name in limits if name not in parameters]
     lines = ["Operands (data types, ranks):", ""]
     for name, operand in limits.items():
         if name not in results:
