@@ -49,7 +49,8 @@ def _to_array(data, descriptor):
     values = [value(v) for v in data]
     if dtype.kind in "iu":
         return np.array([int(v) for v in values], dtype=dtype).reshape(shape)
-    return np.array(values, dtype=np.float64).astype(dtype).reshape(shape)
+    with np.errstate(over="ignore"):  # beyond the type's range rounds to infinity, as a JS typed array does
+        return np.array(values, dtype=np.float64).astype(dtype).reshape(shape)
 
 
 def _f32_bits(x):
@@ -70,11 +71,34 @@ def _distance(actual, expected, metric, dtype):
     return np.abs(actual.astype(object) - expected.astype(object)).astype(np.float64)
 
 
-def _check(name, actual, expected_entry, tolerance):
+def _exact_bits(test):
+    """Whether WPT checks this test's values bit for bit (the sign of zero too) before its tolerance:
+    cast_rounding's Object.is check and cast_storage's raw-bit comparison, as their notes say."""
+    note = test.get("tolerance_note", "")
+    return "Object.is" in note or "bits exactly" in note
+
+
+def _check_exact_bits(name, actual, expected):
+    """Same bits, except that any NaN matches a NaN expectation. (WPT's float16 ULP step would also
+    want a NaN's bits to be 0x7C01, its own toHalf(NaN), a signalling NaN no conversion produces; a
+    NaN here only has to be a NaN.)"""
+    a, e = actual.reshape(-1), expected.reshape(-1)
+    same = a.view(f"u{a.itemsize}") == e.view(f"u{e.itemsize}")
+    if a.dtype.kind == "f":
+        same |= np.isnan(a) & np.isnan(e)
+    if not same.all():
+        i = int(np.argmax(~same))
+        raise AssertionError(f"{name}: {int((~same).sum())} of {a.size} elements differ in their bits; first at "
+                             f"{i}: actual {a[i]!r}, expected {e[i]!r}")
+
+
+def _check(name, actual, expected_entry, tolerance, exact_bits=False):
     descriptor = expected_entry["descriptor"]
     expected = _to_array(expected_entry["data"], descriptor)
     assert actual.dtype == webnn.numpy_dtype(descriptor["dataType"]), f"{name}: dtype {actual.dtype}"
     assert list(actual.shape) == list(descriptor["shape"]), f"{name}: shape {list(actual.shape)}"
+    if exact_bits:
+        _check_exact_bits(name, actual, expected)
     a, e = actual.reshape(-1), expected.reshape(-1)
     if not isinstance(expected_entry["data"], list):  # WPT's fill form compares the first 1000
         a, e = a[:1000], e[:1000]
@@ -135,4 +159,24 @@ def run_wpt_test(context, test):
 def test_wpt_conformance(context, test):
     results = run_wpt_test(context, test)
     for name, expected in test["graph"]["expectedOutputs"].items():
-        _check(name, results[name], expected, test["tolerance"])
+        _check(name, results[name], expected, test["tolerance"], _exact_bits(test))
+
+
+def test_exact_bit_check_tells_the_sign_of_zero_and_accepts_any_nan():
+    expected = {"data": [-0.0, 0.0, "NaN", 1.5], "descriptor": {"shape": [4], "dataType": "float16"}}
+    tolerance = {"metric": "ULP", "value": 0}
+    nan = np.array([0x7E00], np.uint16).view(np.float16)[0]
+    _check("out", np.array([-0.0, 0.0, nan, 1.5], np.float16), expected, tolerance, exact_bits=True)
+    with pytest.raises(AssertionError, match="differ in their bits"):
+        _check("out", np.array([0.0, 0.0, nan, 1.5], np.float16), expected, tolerance, exact_bits=True)
+    _check("out", np.array([0.0, 0.0, nan, 1.5], np.float16), expected, tolerance)  # the plain ULP rule: -0 == +0
+
+
+def test_fill_form_compares_the_first_thousand_elements():
+    expected = {"data": 2.0, "descriptor": {"shape": [1200], "dataType": "float32"}}
+    actual = np.full(1200, 2.0, np.float32)
+    actual[1100] = 5.0  # beyond WPT's first 1000: not compared
+    _check("out", actual, expected, {"metric": "ULP", "value": 0})
+    actual[10] = 5.0
+    with pytest.raises(AssertionError, match="out of tolerance"):
+        _check("out", actual, expected, {"metric": "ULP", "value": 0})

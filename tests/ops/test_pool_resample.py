@@ -203,7 +203,7 @@ def resample_reference(x, mode, axes, out_sizes, scales):
 RESAMPLE_CASES = [
     ([1, 2, 4, 4], {"scales": [2.0, 2.0]}),
     ([1, 2, 4, 4], {"sizes": [8, 8]}),
-    ([2, 1, 3, 5], {"scales": [1.5, 0.6]}),          # user scales drive the mapping
+    ([2, 1, 3, 5], {"scales": [1.5, 0.6]}),          # maps with 4/3 and 3/5: the sizes' ratio
     ([2, 1, 3, 5], {"sizes": [7, 2]}),
     ([1, 3, 5, 2], {"sizes": [2, 4], "axes": [1, 2]}),
     ([3, 4, 2, 2], {"scales": [0.5, 1.25], "axes": [0, 1]}),
@@ -218,10 +218,11 @@ def resample_expected(x, options, mode):
     axes = options.get("axes", [2, 3])
     if "sizes" in options:
         sizes = options["sizes"]
-        scales = [s / x.shape[a] for s, a in zip(sizes, axes)]
     else:
-        scales = [float(np.float32(s)) for s in options.get("scales", [1.0, 1.0])]
-        sizes = [math.floor(x.shape[a] * s) for a, s in zip(axes, scales)]
+        given = [float(np.float32(s)) for s in options.get("scales", [1.0, 1.0])]
+        sizes = [math.floor(x.shape[a] * s) for a, s in zip(axes, given)]
+    # The spec maps coordinates with outputSize / inputSize, not with the given scales.
+    scales = [s / x.shape[a] for s, a in zip(sizes, axes)]
     return resample_reference(x, mode, axes, sizes, scales)
 
 
@@ -250,6 +251,11 @@ def test_resample2d_worked_examples(context, layout):
     # Nearest rounds half down: 2 -> 3 along one axis gives [a, a, b].
     y = np.array([[[[1, 2]]]], dtype=np.float32)
     np.testing.assert_array_equal(compute(context, "resample2d", y, scales=[1.0, 1.5]), [[[[1, 1, 2]]]])
+    # scales 1.5 on 3 elements gives 4 outputs, mapped with 4 / 3 (not 1.5): [10, 20, 20, 30].
+    z = np.array([[[[10, 20, 30]]]], dtype=np.float32)
+    np.testing.assert_array_equal(compute(context, "resample2d", z, scales=[1.0, 1.5]), [[[[10, 20, 20, 30]]]])
+    np.testing.assert_allclose(compute(context, "resample2d", z, mode="linear", scales=[1.0, 1.5]),
+                               [[[[10, 16.25, 23.75, 30]]]])
 
 
 def test_resample2d_validation(context):

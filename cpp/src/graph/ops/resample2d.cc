@@ -35,14 +35,14 @@ Resample2dShape resample2d_shape(const OpView& op) {
   r.output = input.shape;
   for (size_t i = 0; i < 2; ++i) {
     const uint32_t in = input.shape[axes[i]];
-    // The user's scale drives the coordinate mapping when given (as the reference implementation
-    // does); with sizes, the mapping uses sizes / in.
+    // The spec maps coordinates with outputSize / inputSize, whether the size came from `sizes` or
+    // from floor(inputSize * scales[i]) (scales 1.5 on 3 elements maps with 4 / 3, not 1.5).
     const double size = has_sizes ? double(op.integers("sizes")[i]) : std::floor(double(in) * scales[i]);
     if (size < 1 || size > double(kMaxDimension))
       op.fail(str_cat("the output size along axis ", axes[i], " (", size, ") is not a valid dimension"));
     r.output[axes[i]] = uint32_t(size);
     r.params.axes[i] = size_t(axes[i]);
-    r.params.scales[i] = has_sizes ? size / double(in) : scales[i];
+    r.params.scales[i] = size / double(in);
   }
   r.params.input_shape = input.shape;
   r.params.output_shape = r.output;
