@@ -1,6 +1,7 @@
 // The compiler's working state, handed from pass to pass (compiler/pipeline.cc runs them in order).
 #pragma once
 #include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -22,12 +23,15 @@ struct NodeFusion {
 };
 
 struct CompileState {
-  CompileState(const GraphIR& ir, const std::map<std::string, int>& outputs) : graph(ir), outputs(outputs) {}
+  CompileState(GraphIR ir, const std::map<std::string, int>& outputs) : graph(std::move(ir)), outputs(outputs) {
+    for (const auto& [name, id] : outputs) output_ids.insert(id);
+  }
 
   // The working graph: a copy of the built one. Constant folding turns folded nodes' outputs into
   // constants (producer -1), so later passes see a smaller graph.
   GraphIR graph;
   const std::map<std::string, int> outputs;  // name -> operand id
+  std::set<int> output_ids;                  // the operands named in `outputs`
 
   // dead_code: what the outputs depend on.
   std::vector<bool> live_node, live_operand;
@@ -49,11 +53,7 @@ struct CompileState {
     return readers;
   }
   // Whether operand `id` is one of the graph outputs.
-  bool is_graph_output(int id) const {
-    for (const auto& [name, out] : outputs)
-      if (out == id) return true;
-    return false;
-  }
+  bool is_graph_output(int id) const { return output_ids.count(id) != 0; }
   // Where each operand's bytes live: (root operand, byte offset). A view lives in its input's bytes,
   // a placed operand (Plan::placements) in its root's; every other operand is its own root.
   struct Storage {

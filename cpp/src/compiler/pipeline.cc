@@ -52,13 +52,13 @@ std::vector<std::string> compiler_pass_names() {
   return names;
 }
 
-std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads) {
+std::shared_ptr<Plan> compile_plan(GraphIR ir, const std::map<std::string, int>& outputs, int threads) {
   BatchSplit split;
   if (disabled("batch_split"))
     split.summary = "disabled (WEBNN_DISABLE_PASSES)";
   else
     split = split_batch(ir, outputs, threads);
-  CompileState state(split.splits() ? split.chunk_ir : ir, outputs);
+  CompileState state(split.splits() ? std::move(split.chunk_ir) : std::move(ir), outputs);
   split.chunk_ir = GraphIR{};
   state.log("batch_split", split.summary);
   for (const Pass& pass : kPipeline) {

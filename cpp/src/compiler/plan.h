@@ -87,7 +87,8 @@ struct Plan {
 
 // Compiles a graph for the CPU: the passes of compiler/pipeline.cc, in order.
 // `threads`: the context's thread count (batch split runs that many chunks at once).
-std::shared_ptr<Plan> compile_plan(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads = 1);
+// Takes the IR by value: a caller that no longer needs it moves it in (no copy of a huge graph).
+std::shared_ptr<Plan> compile_plan(GraphIR ir, const std::map<std::string, int>& outputs, int threads = 1);
 // The pipeline's pass names, in the order they run.
 std::vector<std::string> compiler_pass_names();
 

@@ -9,6 +9,10 @@
 namespace webnn::formats {
 
 const JsonValue* JsonValue::find(const std::string& key) const {
+  if (!member_index.empty()) {
+    auto it = member_index.find(key);
+    return it == member_index.end() ? nullptr : &members[it->second].second;
+  }
   for (const auto& [k, v] : members)
     if (k == key) return &v;
   return nullptr;
@@ -83,6 +87,12 @@ class JsonParser {
         expect(':', "':'");
         JsonValue member = parse_value(depth + 1);
         v.members.emplace_back(std::move(key), std::move(member));
+        // Beyond a few members, look names up in a hash index (a weights manifest can have 10^6).
+        constexpr size_t kIndexFrom = 16;
+        if (v.members.size() == kIndexFrom)
+          for (size_t i = 0; i < kIndexFrom; ++i) v.member_index.emplace(v.members[i].first, i);
+        else if (v.members.size() > kIndexFrom)
+          v.member_index.emplace(v.members.back().first, v.members.size() - 1);
       } while (consume(','));
       expect('}', "',' or '}'");
       return v;

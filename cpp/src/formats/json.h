@@ -2,6 +2,7 @@
 #pragma once
 #include <string>
 #include <utility>
+#include <unordered_map>
 #include <vector>
 
 namespace webnn::formats {
@@ -13,6 +14,7 @@ struct JsonValue {
   std::string text;  // kString: the decoded string; kNumber: the literal as written
   std::vector<JsonValue> items;
   std::vector<std::pair<std::string, JsonValue>> members;
+  std::unordered_map<std::string, size_t> member_index;  // name -> position, for large objects
   int line = 0;
 
   const JsonValue* find(const std::string& key) const;

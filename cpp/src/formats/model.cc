@@ -113,6 +113,7 @@ void write_model(const Model& model, const std::string& path, const SaveOptions&
 
 Graph load_model(const Context& context, const std::string& path, const LoadOptions& options) {
   GraphBuilder builder(context);
+  builder.impl()->keep_graph_after_build = false;  // nobody sees this builder again
   auto outputs = load_model_into(builder, path, options);
   return builder.build(outputs);
 }

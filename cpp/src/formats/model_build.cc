@@ -51,6 +51,7 @@ class ModelBuilder {
       : builder_(builder), model_(model), dims_(dims) {}
 
   std::map<std::string, Operand> run() {
+    names_.reserve(model_.inputs.size() + model_.constants.size() + model_.nodes.size());
     for (const ModelInput& input : model_.inputs) add_input(input);
     for (const ModelConstant& constant : model_.constants) add_constant(constant);
     for (const ModelNode& node : model_.nodes) add_node(node);
@@ -59,7 +60,7 @@ class ModelBuilder {
       line_ = out.line;
       if (outputs.count(out.name)) error(str_cat("the output '", out.name, "' is listed twice"));
       Operand operand = lookup(out.operand);
-      if (kinds_[out.operand] != Kind::kNode) {
+      if (names_.at(out.operand).kind != Kind::kNode) {
         // The engine outputs only computed operands (an input or constant goes through identity).
         if (!find_op("identity"))
           error(str_cat("the output '", out.name, "' is a graph input or constant, which cannot be an output"));
@@ -69,7 +70,8 @@ class ModelBuilder {
     }
     ModelOrigins origins{model_.name, {}, std::move(origins_)};
     for (const ModelOutput& out : model_.outputs) origins.output_order.push_back(out.name);
-    remember_origins(builder_.impl(), origins);
+    // (Only for a builder that can save its graph again: the loader's own is thrown away.)
+    if (builder_.impl()->keep_graph_after_build) remember_origins(builder_.impl(), std::move(origins));
     return outputs;
   }
 
@@ -80,20 +82,18 @@ class ModelBuilder {
 
   void define(const std::string& name, const Operand& operand, Kind kind, OperandOrigin origin) {
     if (name.empty()) error("an operand's name is empty");
-    auto [it, inserted] = lines_.emplace(name, line_);
+    auto [it, inserted] = names_.try_emplace(name, Named{operand, kind, line_});
     if (!inserted)
-      error(it->second > 0 ? str_cat("'", name, "' is already defined on line ", it->second)
-                           : str_cat("'", name, "' is already defined"));
-    env_[name] = operand;
-    kinds_[name] = kind;
+      error(it->second.line > 0 ? str_cat("'", name, "' is already defined on line ", it->second.line)
+                                : str_cat("'", name, "' is already defined"));
     origin.name = name;
     origins_[operand.id()] = std::move(origin);
   }
 
   Operand lookup(const std::string& name) const {
-    auto it = env_.find(name);
-    if (it == env_.end()) error(str_cat("unknown operand '", name, "'"));
-    return it->second;
+    auto it = names_.find(name);
+    if (it == names_.end()) error(str_cat("unknown operand '", name, "'"));
+    return it->second.operand;
   }
 
   // Runs a builder call; its validation errors (TypeError) become DataErrors at the line.
@@ -305,9 +305,12 @@ class ModelBuilder {
   GraphBuilder& builder_;
   const Model& model_;
   const std::map<std::string, uint32_t>& dims_;
-  std::unordered_map<std::string, Operand> env_;
-  std::unordered_map<std::string, Kind> kinds_;
-  std::unordered_map<std::string, int> lines_;
+  struct Named {  // what a name in the model stands for
+    Operand operand;
+    Kind kind;
+    int line;  // where it was defined
+  };
+  std::unordered_map<std::string, Named> names_;
   Origins origins_;
   int line_ = 0;
 };
@@ -320,16 +323,18 @@ std::string default_label(const std::vector<std::string>& outputs) {
   return label;
 }
 
-void remember_origins(const std::shared_ptr<detail::BuilderImpl>& builder, const ModelOrigins& origins) {
+void remember_origins(const std::shared_ptr<detail::BuilderImpl>& builder, ModelOrigins origins) {
   std::lock_guard<std::mutex> lock(g_origins_mutex);
   auto& table = origins_table();
   for (auto it = table.begin(); it != table.end();)
     it = it->second.builder.expired() ? table.erase(it) : std::next(it);
   OriginsEntry& entry = table[builder.get()];
   entry.builder = builder;
-  entry.origins.model_name = origins.model_name;
-  entry.origins.output_order = origins.output_order;
-  for (const auto& [id, origin] : origins.operands) entry.origins.operands[id] = origin;
+  entry.origins.model_name = std::move(origins.model_name);
+  entry.origins.output_order = std::move(origins.output_order);
+  if (entry.origins.operands.empty()) entry.origins.operands = std::move(origins.operands);
+  else
+    for (auto& [id, origin] : origins.operands) entry.origins.operands[id] = std::move(origin);
 }
 
 ModelOrigins recall_origins(const detail::BuilderImpl* builder) {

@@ -34,7 +34,7 @@ struct ModelOrigins {
 std::string default_label(const std::vector<std::string>& outputs);
 
 // Adds to what is remembered for `builder` (a process-wide table that forgets dead builders).
-void remember_origins(const std::shared_ptr<detail::BuilderImpl>& builder, const ModelOrigins& origins);
+void remember_origins(const std::shared_ptr<detail::BuilderImpl>& builder, ModelOrigins origins);
 ModelOrigins recall_origins(const detail::BuilderImpl* builder);
 
 // describe_model, with `name` or else the loaded model's name or else `fallback`.

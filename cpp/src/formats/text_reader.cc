@@ -185,7 +185,7 @@ class TextParser {
         error(str_cat("unknown block '", block, "' (expected inputs, consts, nodes or outputs)"));
       if (!seen_blocks.insert(block).second) error(str_cat("a second '", block, "' block"));
       take();
-      expect_punct("{", str_cat("'{' after '", block, "'"));
+      expect_punct("{", "'{' after '", block, "'");
       while (!is_punct("}")) {
         if (peek().kind == Tok::kEnd) error(str_cat("the file ends inside the '", block, "' block"));
         if (block == "inputs") model.inputs.push_back(parse_input());
@@ -224,8 +224,10 @@ class TextParser {
     }
   }
 
-  void expect_punct(const char* p, const std::string& what) {
-    if (!is_punct(p)) error(str_cat("expected ", what, ", got ", describe(peek())));
+  // `what...` names what was expected; formatted only for the error.
+  template <class... What>
+  void expect_punct(const char* p, const What&... what) {
+    if (!is_punct(p)) error(str_cat("expected ", what..., ", got ", describe(peek())));
     take();
   }
   void expect_word(const char* word, const std::string& message) {
@@ -307,10 +309,10 @@ class TextParser {
     ModelInput input;
     input.line = peek().line;
     input.name = parse_name("an input's name");
-    expect_punct(":", str_cat("':' after the input '", input.name, "'"));
+    expect_punct(":", "':' after the input '", input.name, "'");
     input.data_type = parse_type_name();
     input.shape = parse_shape(true);
-    expect_punct(";", str_cat("';' after the input '", input.name, "'"));
+    expect_punct(";", "';' after the input '", input.name, "'");
     return input;
   }
 
@@ -318,7 +320,7 @@ class TextParser {
     ModelConstant c;
     c.line = peek().line;
     c.name = parse_name("a constant's name");
-    expect_punct(":", str_cat("':' after the constant '", c.name, "'"));
+    expect_punct(":", "':' after the constant '", c.name, "'");
     c.descriptor.data_type = parse_type_name();
     for (const ModelDimension& d : parse_shape(false)) c.descriptor.shape.push_back(d.size);
     if (!checked_byte_length(c.descriptor.data_type, c.descriptor.shape))
@@ -329,7 +331,7 @@ class TextParser {
       if (has_init) error(str_cat("constant '", c.name, "' has a second initializer"));
       has_init = true;
       std::string kind = take().text;
-      expect_punct("(", str_cat("'(' after '@", kind, "'"));
+      expect_punct("(", "'(' after '@", kind, "'");
       if (kind == "weights") {
         c.init = ModelConstant::Init::kWeights;
         if (peek().kind != Tok::kString) error("expected the weight's key in quotes in @weights(...)");
@@ -357,9 +359,9 @@ class TextParser {
       } else {
         error(str_cat("unknown constant annotation '@", kind, "' (expected @weights, @scalar or @bytes)"));
       }
-      expect_punct(")", str_cat("')' after @", kind, "(...)"));
+      expect_punct(")", "')' after @", kind, "(...)");
     }
-    expect_punct(";", str_cat("';' after the constant '", c.name, "'"));
+    expect_punct(";", "';' after the constant '", c.name, "'");
     return c;
   }
 
@@ -411,7 +413,7 @@ class TextParser {
     expect_punct("=", "'=' in the statement");
     if (peek().kind != Tok::kIdent) error(str_cat("expected an operation name, got ", describe(peek())));
     node.op = take().text;
-    expect_punct("(", str_cat("'(' after '", node.op, "'"));
+    expect_punct("(", "'(' after '", node.op, "'");
     while (!is_punct(")")) {
       if (!node.arguments.empty()) expect_punct(",", "',' or ')' in the argument list");
       if (peek().kind == Tok::kEnd) error("the file ends inside an argument list");

@@ -18,6 +18,9 @@ struct BuilderImpl {
   std::mutex mutex;
   GraphIR ir;
   bool has_built = false;
+  // Whether the operands and nodes stay readable after build (for MLOperand descriptors and saving);
+  // off only for a builder nobody sees again (load_model's), so a huge graph is not copied.
+  bool keep_graph_after_build = true;
   std::set<std::string> input_names;
   DynamicShapes dynamic;  // dynamic input dimensions, and how each operand's dimensions follow them
 

@@ -64,9 +64,10 @@ Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& ou
   auto context = impl_->context;
   auto ir = std::make_shared<GraphIR>(std::move(impl_->ir));
   impl_->ir = GraphIR{};
-  // Keep operand descriptors readable after build.
-  impl_->ir.operands = ir->operands;
-  impl_->ir.nodes = ir->nodes;  // readable for saving the graph (formats/)
+  if (impl_->keep_graph_after_build) {
+    impl_->ir.operands = ir->operands;  // operand descriptors stay readable after build
+    impl_->ir.nodes = ir->nodes;        // and the graph can be saved (formats/)
+  }
   std::map<std::string, int> output_ids;
   for (const auto& [name, op] : outputs) output_ids[name] = op.id();
 
@@ -98,9 +99,12 @@ Future<Graph> GraphBuilder::build_async(const std::map<std::string, Operand>& ou
     try {
       auto graph = std::make_shared<detail::GraphImpl>();
       graph->context = context;
-      graph->plan = compile_plan(*ir, output_ids, context->pool.max_threads());
-      for (const auto& in : graph->plan->inputs) graph->input_descriptors[in.name] = ir->operands[in.id].desc;
-      for (const auto& [name, id] : output_ids) graph->output_descriptors[name] = ir->operands[id].desc;
+      for (const auto& [name, id] : output_ids) graph->output_descriptors[name] = ir->operands[size_t(id)].desc;
+      std::map<std::string, OperandDescriptor> inputs;  // (the IR moves into the compiler)
+      for (const OperandInfo& info : ir->operands)
+        if (info.kind == OperandInfo::Kind::kInput) inputs[info.name] = info.desc;
+      graph->plan = compile_plan(std::move(*ir), output_ids, context->pool.max_threads());
+      for (const auto& in : graph->plan->inputs) graph->input_descriptors[in.name] = inputs.at(in.name);
       context->register_graph(graph);
       release_free_memory();  // what importing and packing the weights left behind
       future.resolve(Graph(graph));

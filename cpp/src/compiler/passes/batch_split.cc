@@ -201,9 +201,12 @@ class ItemsApart {
 };
 
 // `graph`, a copy of `ir`, rewritten for `chunk` of its `batch` items (the inputs' and outputs'
-// batch on axis 0); false, with the op that prevents it, when a live op mixes items.
+// batch on axis 0); false, with the op that prevents it, when a live op mixes items. With
+// `graph.nodes` empty only the operands are rewritten (each node is checked on a copy of its own).
 bool rewrite_for_chunk(const GraphIR& ir, GraphIR& graph, const std::vector<bool>& live, size_t batch, size_t chunk,
                        std::string& why, std::vector<int>& batch_axis) {
+  const bool operands_only = graph.nodes.empty();
+  Node scratch;
   batch_axis.assign(graph.operands.size(), kNoBatch);
   for (size_t i = 0; i < graph.operands.size(); ++i) {
     OperandInfo& info = graph.operands[i];
@@ -211,24 +214,25 @@ bool rewrite_for_chunk(const GraphIR& ir, GraphIR& graph, const std::vector<bool
     batch_axis[i] = 0;
     info.desc.shape[0] = uint32_t(chunk);
   }
-  for (size_t n = 0; n < graph.nodes.size(); ++n) {
-    Node& node = graph.nodes[n];
+  for (size_t n = 0; n < ir.nodes.size(); ++n) {
     if (!live[n]) continue;
     bool any = false;
-    for (int id : node.inputs) any = any || batch_axis[size_t(id)] != kNoBatch;
+    for (int id : ir.nodes[n].inputs) any = any || batch_axis[size_t(id)] != kNoBatch;
     if (!any) continue;
-    const std::string op = str_cat(node.def->name, " '", node.label, "'");
+    if (operands_only) scratch = ir.nodes[n];
+    Node& node = operands_only ? scratch : graph.nodes[n];
+    auto op = [&] { return str_cat(node.def->name, " '", node.label, "'"); };
     ItemsApart check(node, ir.operands, batch_axis, batch, chunk);  // judged at the batch shapes
     const int axis = check.check_and_rewrite();
     if (axis == kNoBatch) {
-      why = op + " mixes batch items";
+      why = op() + " mixes batch items";
       return false;
     }
     std::vector<OperandDescriptor> expected;
     for (int out : node.outputs) {
       OperandDescriptor desc = graph.operands[size_t(out)].desc;
       if (size_t(axis) >= desc.shape.size() || desc.shape[size_t(axis)] != batch) {
-        why = op + " drops the batch axis";
+        why = op() + " drops the batch axis";
         return false;
       }
       desc.shape[size_t(axis)] = uint32_t(chunk);
@@ -240,7 +244,7 @@ bool rewrite_for_chunk(const GraphIR& ir, GraphIR& graph, const std::vector<bool
     } catch (const std::exception&) {
     }
     if (!ok) {
-      why = op + " does not keep its shape per item";
+      why = op() + " does not keep its shape per item";
       return false;
     }
     for (size_t k = 0; k < node.outputs.size(); ++k) {
@@ -276,7 +280,8 @@ BatchSplit split_batch(const GraphIR& ir, const std::map<std::string, int>& outp
     if (live[n])
       for (int in : ir.nodes[n].inputs) needed[size_t(in)] = true;
   }
-  GraphIR one = ir;
+  GraphIR one;  // the operands at one item (the nodes are only checked)
+  one.operands = ir.operands;
   std::string why;
   std::vector<int> batch_axis;
   if (!rewrite_for_chunk(ir, one, live, batch, 1, why, batch_axis)) {
@@ -297,8 +302,8 @@ BatchSplit split_batch(const GraphIR& ir, const std::map<std::string, int>& outp
     if (needed[i] && one.operands[i].kind != OperandInfo::Kind::kConstant &&
         ir.operands[i].desc.shape != one.operands[i].desc.shape)
       item_bytes += one.operands[i].desc.byte_length();
-  for (size_t n = 0; n < one.nodes.size(); ++n) {
-    const Node& node = one.nodes[n];
+  for (size_t n = 0; n < ir.nodes.size(); ++n) {
+    const Node& node = ir.nodes[n];  // (inputs and outputs as in `one`)
     if (!live[n] || node.def->name == "gather") continue;
     size_t weights = 0, values = 0;
     for (int id : node.inputs) {

@@ -26,6 +26,11 @@ void run_in_place(CompileState& state) {
   }
   for (const auto& [name, id] : state.outputs) last_read[size_t(at[size_t(id)].root)] = step_count;
 
+  // The operands living in each root's storage (a root's own pieces: views and splits of it), so
+  // that moving a root moves them without a scan over every operand.
+  std::vector<std::vector<int>> pieces(operand_count);
+  for (size_t i = 0; i < operand_count; ++i)
+    if (at[i].root != int(i)) pieces[size_t(at[i].root)].push_back(int(i));
   size_t in_place = 0;
   for (int s = 0; s < step_count; ++s) {
     const Step& step = plan.steps[size_t(s)];
@@ -51,9 +56,13 @@ void run_in_place(CompileState& state) {
       if (!written[size_t(root)] || last_read[size_t(root)] != s || ir.operands[size_t(x)].desc != ir.operands[size_t(y)].desc)
         continue;
       plan.placements.push_back({y, root, at[size_t(x)].offset});
-      for (size_t i = 0; i < operand_count; ++i)  // y's own pieces (a split of y) move along with it
-        if (at[i].root == y) at[i] = {root, at[size_t(x)].offset + at[i].offset};
+      for (int piece : pieces[size_t(y)])  // y's own pieces (a split of y) move along with it
+        at[size_t(piece)] = {root, at[size_t(x)].offset + at[size_t(piece)].offset};
       at[size_t(y)] = {root, at[size_t(x)].offset};
+      std::vector<int>& moved = pieces[size_t(root)];
+      moved.push_back(y);
+      moved.insert(moved.end(), pieces[size_t(y)].begin(), pieces[size_t(y)].end());
+      std::vector<int>().swap(pieces[size_t(y)]);
       last_read[size_t(root)] = std::max(last_read[size_t(root)], last_read[size_t(y)]);
       ++in_place;
       break;

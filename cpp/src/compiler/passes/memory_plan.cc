@@ -154,7 +154,8 @@ void plan_memory(CompileState& state) {
   std::sort(plan.inputs.begin(), plan.inputs.end(), [](auto& a, auto& b) { return a.name < b.name; });
   // Where each operand's bytes live: a view's in its input's, a placed operand's in its root's.
   std::vector<int> storage(operand_count);
-  for (size_t i = 0; i < operand_count; ++i) storage[i] = state.storage()[i].root;
+  const std::vector<CompileState::Storage> at = state.storage();
+  for (size_t i = 0; i < operand_count; ++i) storage[i] = at[i].root;
   std::vector<bool> placed(operand_count, false);
   for (const Plan::Placement& p : plan.placements) placed[size_t(p.operand)] = true;
   std::vector<bool> bound(operand_count, false);
