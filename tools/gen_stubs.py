@@ -114,9 +114,10 @@ SIGNATURES = {
     "MLActivation.apply": "(self, operand: MLOperand, label: str = '') -> MLOperand",
     # webnn.formats
     "load": "(path: _Path, context: Optional[MLContext] = None, *, dims: Optional[Mapping[str, int]] = None, "
-            "manifest: Optional[_Path] = None, weights: Optional[_Path] = None) -> MLGraph",
+            "manifest: Optional[_Path] = None, weights: Optional[_Path] = None, map_weights: bool = False) -> MLGraph",
     "load_into": "(builder: MLGraphBuilder, path: _Path, *, dims: Optional[Mapping[str, int]] = None, "
-                 "manifest: Optional[_Path] = None, weights: Optional[_Path] = None) -> Dict[str, MLOperand]",
+                 "manifest: Optional[_Path] = None, weights: Optional[_Path] = None, map_weights: bool = False"
+                 ") -> Dict[str, MLOperand]",
     "save": "(path: _Path, outputs: Union[Mapping[str, MLOperand], MLGraph], *, format: str = 'auto', "
             "weights: str = 'blob', name: Optional[str] = None) -> None",
     "summary": "(path: _Path) -> Dict[str, Any]",

@@ -13,8 +13,9 @@ using namespace webnn;
 namespace {
 
 LoadOptions load_options(const std::string& manifest, const std::string& weights,
-                         const std::map<std::string, uint32_t>& dims) {
+                         const std::map<std::string, uint32_t>& dims, bool map_weights) {
   LoadOptions options;
+  options.map_weights = map_weights;
   options.manifest_path = manifest;
   options.weights_path = weights;
   options.dims = dims;
@@ -83,19 +84,21 @@ void init_formats(py::module_& m) {
   m.def(
       "_load_model",
       [](const Context& context, const std::string& path, const std::string& manifest, const std::string& weights,
-         const std::map<std::string, uint32_t>& dims) {
+         const std::map<std::string, uint32_t>& dims, bool map_weights) {
         py::gil_scoped_release release;
-        return load_model(context, path, load_options(manifest, weights, dims));
+        return load_model(context, path, load_options(manifest, weights, dims, map_weights));
       },
-      py::arg("context"), py::arg("path"), py::arg("manifest"), py::arg("weights"), py::arg("dims"));
+      py::arg("context"), py::arg("path"), py::arg("manifest"), py::arg("weights"), py::arg("dims"),
+      py::arg("map_weights") = false);
   m.def(
       "_load_model_into",
       [](GraphBuilder& builder, const std::string& path, const std::string& manifest, const std::string& weights,
-         const std::map<std::string, uint32_t>& dims) {
+         const std::map<std::string, uint32_t>& dims, bool map_weights) {
         py::gil_scoped_release release;
-        return load_model_into(builder, path, load_options(manifest, weights, dims));
+        return load_model_into(builder, path, load_options(manifest, weights, dims, map_weights));
       },
-      py::arg("builder"), py::arg("path"), py::arg("manifest"), py::arg("weights"), py::arg("dims"));
+      py::arg("builder"), py::arg("path"), py::arg("manifest"), py::arg("weights"), py::arg("dims"),
+      py::arg("map_weights") = false);
   m.def(
       "_save_model",
       [](const std::string& path, const std::map<std::string, Operand>& outputs, const std::string& format,

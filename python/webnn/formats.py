@@ -56,32 +56,42 @@ def _optional_path(path, what):
     return "" if path is None else _path(path, what)
 
 
-def load(path, context=None, *, dims=None, manifest=None, weights=None):
+def load(path, context=None, *, dims=None, manifest=None, weights=None, map_weights=False):
     """Loads a ``.webnn`` (or JSON) model and returns a compiled :class:`MLGraph`.
 
     ``context`` defaults to a new context. ``dims`` sizes dynamic input dimensions by name.
     ``manifest``/``weights`` override where the weights are (default: ``<stem>.manifest.json``
     or ``manifest.json``, and ``<stem>.weights``; or ``<stem>.safetensors``; a ``weights`` path
     ending in ``.safetensors`` needs no manifest). The graph can be written back with :func:`save`.
+
+    The weights are read into the process's memory: what another process then does to the file
+    (truncates, rewrites, replaces or deletes it) cannot change or break the loaded model.
+    ``map_weights=True`` memory-maps the file instead and computes from its pages (no copy, pages
+    shared by every process that maps the file); the file must then stay unchanged while the model
+    is loaded: truncating it kills the process (SIGBUS) at the next read of a lost page, and
+    rewriting it in place changes the weights.
     """
     path = _existing(path, "load")
     context = context if context is not None else create_context()
     builder = MLGraphBuilder(context)
-    outputs = load_into(builder, path, dims=dims, manifest=manifest, weights=weights)
+    outputs = load_into(builder, path, dims=dims, manifest=manifest, weights=weights, map_weights=map_weights)
     graph = builder.build(outputs)
     graph._webnn_outputs = outputs  # what save(path, graph) writes
     return graph
 
 
-def load_into(builder, path, *, dims=None, manifest=None, weights=None):
+def load_into(builder, path, *, dims=None, manifest=None, weights=None, map_weights=False):
     """Adds a model's inputs, constants and nodes to ``builder`` and returns ``{output name:
     MLOperand}``. Node labels are the names in the file, so errors point at them; saving the
-    builder's operands later keeps the model's names and weight keys."""
+    builder's operands later keeps the model's names and weight keys. ``map_weights``: as for
+    :func:`load`."""
+    if not isinstance(map_weights, bool):
+        raise TypeError(f"load_into: map_weights must be True or False, got {map_weights!r}")
     if not isinstance(builder, MLGraphBuilder):
         raise TypeError(f"load_into: expected an MLGraphBuilder, got {type(builder).__name__}")
     path = _existing(path, "load_into")
     return _core._load_model_into(builder, path, _optional_path(manifest, "load_into"),
-                                  _optional_path(weights, "load_into"), _dims(dims, "load_into"))
+                                  _optional_path(weights, "load_into"), _dims(dims, "load_into"), map_weights)
 
 
 def save(path, outputs, *, format="auto", weights="blob", name=None):

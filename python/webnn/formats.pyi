@@ -7,20 +7,28 @@ from . import MLContext, MLGraph, MLGraphBuilder, MLOperand
 _Path = Union[str, os.PathLike[str]]
 
 
-def load(path: _Path, context: Optional[MLContext] = None, *, dims: Optional[Mapping[str, int]] = None, manifest: Optional[_Path] = None, weights: Optional[_Path] = None) -> MLGraph:
+def load(path: _Path, context: Optional[MLContext] = None, *, dims: Optional[Mapping[str, int]] = None, manifest: Optional[_Path] = None, weights: Optional[_Path] = None, map_weights: bool = False) -> MLGraph:
     """Loads a ``.webnn`` (or JSON) model and returns a compiled :class:`MLGraph`.
 
     ``context`` defaults to a new context. ``dims`` sizes dynamic input dimensions by name.
     ``manifest``/``weights`` override where the weights are (default: ``<stem>.manifest.json``
     or ``manifest.json``, and ``<stem>.weights``; or ``<stem>.safetensors``; a ``weights`` path
     ending in ``.safetensors`` needs no manifest). The graph can be written back with :func:`save`.
+
+    The weights are read into the process's memory: what another process then does to the file
+    (truncates, rewrites, replaces or deletes it) cannot change or break the loaded model.
+    ``map_weights=True`` memory-maps the file instead and computes from its pages (no copy, pages
+    shared by every process that maps the file); the file must then stay unchanged while the model
+    is loaded: truncating it kills the process (SIGBUS) at the next read of a lost page, and
+    rewriting it in place changes the weights.
     """
 
 
-def load_into(builder: MLGraphBuilder, path: _Path, *, dims: Optional[Mapping[str, int]] = None, manifest: Optional[_Path] = None, weights: Optional[_Path] = None) -> Dict[str, MLOperand]:
+def load_into(builder: MLGraphBuilder, path: _Path, *, dims: Optional[Mapping[str, int]] = None, manifest: Optional[_Path] = None, weights: Optional[_Path] = None, map_weights: bool = False) -> Dict[str, MLOperand]:
     """Adds a model's inputs, constants and nodes to ``builder`` and returns ``{output name:
     MLOperand}``. Node labels are the names in the file, so errors point at them; saving the
-    builder's operands later keeps the model's names and weight keys.
+    builder's operands later keeps the model's names and weight keys. ``map_weights``: as for
+    :func:`load`.
     """
 
 

@@ -77,8 +77,8 @@ struct ModelConstant {
   std::string key;            // kWeights: the tensor's key in the weights file
   Number scalar;              // kScalar: the value of every element
   std::vector<uint8_t> data;  // little-endian row-major bytes; empty for kWeights until weights are read
-  // kWeights read by read_model: the bytes in place in the memory-mapped weights file (no copy;
-  // processes loading one file share its pages), kept mapped by this pointer; `data` stays empty.
+  // kWeights read by read_model: the bytes in place in the weights file's private copy or mapping
+  // (LoadOptions::map_weights), kept alive by this pointer; `data` stays empty.
   // Weights that cannot be used in place (4-bit, or not aligned to their element size) are copied
   // into `data` instead.
   std::shared_ptr<const uint8_t> mapped;
@@ -112,6 +112,13 @@ struct LoadOptions {
   std::string weights_path;   // default: <stem>.weights (or model.weights with manifest.json);
                               // a path ending in .safetensors replaces manifest and blob
   std::map<std::string, uint32_t> dims;  // sizes of dynamic input dimensions, by name
+  // false (the default): the weights file is read into private memory at load, so nothing another
+  // process does to the file afterwards (truncating, rewriting, replacing, deleting it) can change
+  // or break the loaded model. true: the file is memory-mapped and its pages used in place (no copy,
+  // shared with other processes through the page cache); the file must then stay unchanged while the
+  // model is loaded: truncating it makes the next read of a lost page kill the process (SIGBUS), and
+  // rewriting it in place changes the weights the model computes with.
+  bool map_weights = false;
 };
 
 enum class ModelFormat { kAuto, kText, kJson };  // kAuto: JSON for a path ending in .json

@@ -282,6 +282,41 @@ std::shared_ptr<MappedFile> map_file(const std::string& path) {
   return file;
 }
 
+std::shared_ptr<MappedFile> snapshot_file(const std::string& path) {
+  auto file = std::make_shared<MappedFile>();
+#if defined(__unix__)
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) fail(path, str_cat("cannot open the file (", std::strerror(errno), ")"));
+  struct stat info {};
+  if (fstat(fd, &info) != 0 || !S_ISREG(info.st_mode)) {
+    close(fd);
+    fail(path, "is not a regular file");
+  }
+  const size_t size = size_t(info.st_size);
+  file->snapshot = std::make_shared<AlignedBuffer>(std::max<size_t>(size, 1));
+  size_t done = 0;
+  while (done < size) {
+    const ssize_t got = read(fd, file->snapshot->data() + done, size - done);
+    if (got < 0 && errno == EINTR) continue;
+    if (got <= 0) {
+      const int error = errno;
+      close(fd);
+      fail(path, got == 0 ? str_cat("the file shrank to ", done, " bytes while it was read (it had ", size, ")")
+                          : str_cat("cannot read the file (", std::strerror(error), ")"));
+    }
+    done += size_t(got);
+  }
+  close(fd);
+  file->data = file->snapshot->data();
+  file->size = size;
+#else
+  file->copy = read_file(path);
+  file->data = reinterpret_cast<uint8_t*>(file->copy.data());
+  file->size = file->copy.size();
+#endif
+  return file;
+}
+
 void write_file(const std::string& path, const std::string& bytes) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   if (!out) throw Error(ErrorKind::kDataError, str_cat(path, ": cannot create the file (", std::strerror(errno), ")"));

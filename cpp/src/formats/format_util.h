@@ -57,13 +57,16 @@ std::vector<uint8_t> unpack_nibbles(DataType type, const uint8_t* packed, size_t
 
 // Whole-file read and write; throws DataError naming the file.
 std::string read_file(const std::string& path);
-// A whole file, memory-mapped privately (copy-on-write: the pages are the page cache's until
-// written) where the system can; read into memory otherwise.
+// A whole file's bytes: memory-mapped privately (copy-on-write: the pages are the page cache's until
+// written) by map_file where the system can, else read; read into aligned private memory by
+// snapshot_file. Its bytes can be used in place (in_place()) unless they are the fallback copy.
 struct MappedFile {
   uint8_t* data = nullptr;
   size_t size = 0;
   void* mapping = nullptr;  // munmap'ed with the object
+  BufferPtr snapshot;       // snapshot_file's bytes
   std::string copy;         // the bytes when the file could not be mapped
+  bool in_place() const { return mapping != nullptr || snapshot != nullptr; }
   std::string_view view() const { return {reinterpret_cast<const char*>(data), size}; }
   MappedFile() = default;
   MappedFile(const MappedFile&) = delete;
@@ -71,6 +74,9 @@ struct MappedFile {
   ~MappedFile();
 };
 std::shared_ptr<MappedFile> map_file(const std::string& path);
+// The file read whole into a 64-byte aligned private buffer; DataError naming the file when it
+// cannot be read or changes size while it is read.
+std::shared_ptr<MappedFile> snapshot_file(const std::string& path);
 void write_file(const std::string& path, const std::string& bytes);
 bool file_exists(const std::string& path);
 

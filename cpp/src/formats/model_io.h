@@ -22,6 +22,7 @@ std::vector<uint8_t> inline_bytes(const ModelConstant& constant);
 struct WeightsLocation {
   std::string manifest_path;  // empty with safetensors
   std::string weights_path;
+  bool map_weights = false;  // LoadOptions::map_weights
 };
 WeightsLocation find_weights(const std::string& graph_path, const LoadOptions& options);
 void read_weights(Model& model, const WeightsLocation& location);

@@ -185,6 +185,7 @@ class WeightsReader {
 WeightsLocation find_weights(const std::string& graph_path, const LoadOptions& options) {
   const std::string dir = dir_of(graph_path), stem = stem_of(graph_path);
   WeightsLocation where;
+  where.map_weights = options.map_weights;
   if (ends_with(options.weights_path, ".safetensors")) {
     where.weights_path = options.weights_path;
     return where;
@@ -228,7 +229,8 @@ void read_weights(Model& model, const WeightsLocation& location) {
     fail(at_line(model.source, wanted[0]->line),
          str_cat("constant '", wanted[0]->name, "' reads weights, but no manifest (", stem_of(model.source),
                  ".manifest.json or manifest.json) or ", stem_of(model.source), ".safetensors is beside the graph"));
-  const std::shared_ptr<MappedFile> mapped = map_file(location.weights_path);
+  const std::shared_ptr<MappedFile> mapped =
+      location.map_weights ? map_file(location.weights_path) : snapshot_file(location.weights_path);
   const std::string_view file = mapped->view();
   WeightsReader reader(location.weights_path);
   const bool safetensors = location.manifest_path.empty();
@@ -248,8 +250,8 @@ void read_weights(Model& model, const WeightsLocation& location) {
     const uint8_t* bytes = mapped->data + s.offset;
     if (is_4bit(s.data_type)) {
       c->data = unpack_nibbles(s.data_type, bytes, element_count(s.shape));
-    } else if (mapped->mapping && reinterpret_cast<uintptr_t>(bytes) % data_type_size(s.data_type) == 0) {
-      c->mapped = std::shared_ptr<const uint8_t>(mapped, bytes);  // in place: the file stays mapped
+    } else if (mapped->in_place() && reinterpret_cast<uintptr_t>(bytes) % data_type_size(s.data_type) == 0) {
+      c->mapped = std::shared_ptr<const uint8_t>(mapped, bytes);  // in place: the mapping or snapshot stays
       c->mapped_length = size_t(s.length);
       c->data.clear();
     } else {
