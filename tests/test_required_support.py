@@ -9,10 +9,11 @@ import os
 import re
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 import webnn
-from test_op_support_limits import RECIPES, Case
+from test_op_support_limits import RECIPES, Case, outputs_of
 
 OPS_TSV = Path(os.environ.get("WEBNN_SPEC_DIR", Path(__file__).resolve().parents[2] / "shared" / "spec")) / "ops.tsv"
 pytestmark = pytest.mark.skipif(not OPS_TSV.is_file(), reason=f"spec table not found at {OPS_TSV}")
@@ -99,7 +100,7 @@ def test_required_types_and_ranks_are_reported(limits, op, types, ranks):
 
 
 @pytest.mark.parametrize("op,types,ranks", ROWS, ids=[row[0] for row in ROWS])
-def test_every_required_type_builds(context, limits, op, types, ranks):
+def test_every_required_type_builds_and_computes(context, limits, op, types, ranks):
     if op not in RECIPES:
         pytest.skip(f"no recipe for {op}")
     failures = []
@@ -109,8 +110,17 @@ def test_every_required_type_builds(context, limits, op, types, ranks):
             continue
         for dtype in required:
             builder = webnn.MLGraphBuilder(context)
+            case = Case(builder, op, limits[op], set_dtype={member: dtype})
             try:
-                Case(builder, op, limits[op], set_dtype={member: dtype}).run()
+                outputs = outputs_of(case.run())
             except TypeError as error:
                 failures.append(f"{member}={dtype}: {error}")
+                continue
+            # It computes too (ones are valid for every operand: indices, scales, divisors).
+            graph = builder.build({f"out{i}": out for i, out in enumerate(outputs)})
+            feeds = {name: np.ones(desc["shape"], webnn.numpy_dtype(desc["dataType"]))
+                     for name, desc in graph.input_descriptors.items()}
+            results = graph.compute(feeds)
+            for i, out in enumerate(outputs):
+                assert results[f"out{i}"].dtype == webnn.numpy_dtype(out.data_type), f"{member}={dtype}: out{i}"
     assert not failures, failures
