@@ -483,3 +483,24 @@ def test_compute_into_preallocated_outputs(context):
         graph.compute({"x": data}, {"sum": np.zeros(5, np.float32)})
     with pytest.raises(TypeError, match="writable NumPy array"):
         graph.compute({"x": data}, {"sum": [0, 0, 0, 0]})
+
+
+def test_compute_on_a_graph_with_minus_one_dimensions(context):
+    """webnn-samples' dynamic_shape.js: a 2022 graph with -1 dimensions, run with compute(inputs,
+    outputs) and compute(inputs), the inputs as {resource, dimensions}."""
+    b = webnn.MLGraphBuilder(context)
+    a = b.input("a", {"type": "float32", "dimensions": [-1, 4]})
+    w = b.constant({"type": "float32", "dimensions": [4, 2]}, np.arange(8, dtype=np.float32))
+    graph = b.build({"y": b.matmul(a, w)})
+    w_values = np.arange(8, dtype=np.float32).reshape(4, 2)
+    for rows in (3, 5):
+        x = np.random.default_rng(rows).standard_normal((rows, 4)).astype(np.float32)
+        out = {"y": np.empty((rows, 2), np.float32)}
+        result = graph.compute({"a": {"resource": x.ravel(), "dimensions": [rows, 4]}}, out)
+        assert result["y"] is out["y"]
+        np.testing.assert_allclose(out["y"], x @ w_values, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(graph.compute({"a": {"resource": x, "dimensions": [rows, 4]}})["y"],
+                                   x @ w_values, rtol=1e-5, atol=1e-5)
+    with pytest.raises(TypeError, match="must hold float32"):
+        graph.compute({"a": {"resource": np.zeros((3, 4), np.float32), "dimensions": [3, 4]}},
+                      {"y": np.empty((4, 2), np.float32)})

@@ -404,3 +404,36 @@ def test_same_tensor_in_consecutive_dispatches(context):
     result = context.read_tensor(a)
     assert result.dtype == np.float16
     np.testing.assert_array_equal(result, np.array([1, 0.5, -0.25, 3], np.float16) * 1024)
+
+
+@pytest.mark.parametrize("shape,runs", [([64], 50), ([4096, 4096], 5)])
+def test_destroy_rejects_every_read_already_queued(context, shape, runs):
+    """WPT read_before_destroy: readTensor(t), then t.destroy() before the promise settles, rejects
+    it with InvalidStateError, however far the copy got (the promise settles on the event loop)."""
+    async def main():
+        outcomes = []
+        for _ in range(runs):
+            t = context.create_tensor({"dataType": "float32", "shape": shape}, readable=True, writable=True)
+            reads = [context.read_tensor_async(t), context.read_tensor_async(t)]
+            t.destroy()
+            for read in reads:
+                try:
+                    await read
+                    outcomes.append("resolved")
+                except webnn.InvalidStateError as error:
+                    assert "destroyed" in str(error)
+                    outcomes.append("rejected")
+        return outcomes
+
+    assert asyncio.run(main()) == ["rejected"] * (2 * runs)
+
+
+def test_a_read_settled_before_destroy_keeps_its_value(context):
+    async def main():
+        t = context.create_tensor({"dataType": "float32", "shape": [3]}, readable=True, writable=True)
+        context.write_tensor(t, np.array([1, 2, 3], np.float32))
+        value = await context.read_tensor_async(t)
+        t.destroy()
+        return value
+
+    np.testing.assert_array_equal(asyncio.run(main()), [1, 2, 3])

@@ -11,6 +11,7 @@ import keyword
 import numpy as np
 
 from . import _async, _compat, _core, _dynamic
+from ._errors import InvalidStateError
 from ._compat import MLActivation
 from ._normalize import (DATA_TYPES, OP_INFOS, MLOperandDescriptor, MLTensorDescriptor, OpCall, data_type_name,
                          is_number, normalize_descriptor, snake_case)
@@ -130,8 +131,18 @@ async def _create_constant_tensor_async(self, *args, **keywords):
 
 
 def _read_tensor_async(self, tensor, out=None):
-    """Awaitable read: resolves with a numpy array (or ``out``, filled)."""
-    return _async.awaitable(self._read_tensor_start(tensor, out))
+    """Awaitable read: resolves with a numpy array (or ``out``, filled).
+
+    As the spec's promise, it settles on the event loop: a ``tensor.destroy()`` (or the context's
+    loss) before then rejects it with InvalidStateError, even when the copy was already made."""
+    def settle(value):
+        if tensor.destroyed:
+            raise InvalidStateError("readTensor: the MLTensor was destroyed")
+        if self.is_lost:
+            raise InvalidStateError("readTensor: the context is lost")
+        return value
+
+    return _async.awaitable(self._read_tensor_start(tensor, out), settle)
 
 
 def _lost(self):
@@ -355,11 +366,12 @@ def _compute(self, inputs, outputs=None, context=None):
 
     A convenience beyond the current spec (the 2022 draft's ``compute``): it creates tensors,
     writes the inputs, dispatches and reads every output, waiting with the GIL released.
-    ``compute(inputs, context)`` runs it on another context.
+    ``compute(inputs, context)`` (the 2022 ``context.compute``) runs it with new tensors of
+    ``context``, which must be the graph's own.
 
     2022 Working Draft convenience: ``compute(inputs, outputs)`` with ``outputs`` a dict of
     preallocated NumPy arrays (any subset of the outputs) fills them in place and returns that
-    dict. Inputs may then be 2022 ``{'resource': array, 'dimensions': [...]}`` dicts.
+    dict. Inputs may be 2022 ``{'resource': array, 'dimensions': [...]}`` dicts.
     """
     if isinstance(outputs, MLContext):
         outputs, context = None, outputs
@@ -372,7 +384,7 @@ def _compute(self, inputs, outputs=None, context=None):
         if name not in inputs:
             raise TypeError(f"compute: missing input '{name}'")
         try:
-            value = _array_of(inputs[name])
+            value = _array_of(_compat._array_input(inputs[name]))
         except Exception as error:  # ragged lists, objects whose __array__ raises, ...
             raise TypeError(f"compute: input '{name}' is not array data ({type(error).__name__}: {error})") from None
         if value.dtype != numpy_dtype(descriptor["dataType"]):

@@ -402,7 +402,11 @@ def compute_into(graph, inputs, outputs, context):
     ``{'resource': array, 'dimensions': [...]}`` dicts."""
     if not isinstance(outputs, dict):
         raise TypeError(f"compute: outputs must be a dict of NumPy arrays, got {type(outputs).__name__}")
+    values = {k: _array_input(v) for k, v in inputs.items()}
     known = graph.output_descriptors
+    if graph.is_dynamic:  # (graphs built with -1 dimensions) the output shapes at these inputs' shapes
+        shapes = {name: list(np.shape(values[name])) for name in graph.input_descriptors if name in values}
+        known = graph.output_descriptors_for(shapes)
     for name, array in outputs.items():
         if name not in known:
             raise TypeError(f"compute: '{name}' is not an output of the graph")
@@ -412,7 +416,7 @@ def compute_into(graph, inputs, outputs, context):
         if array.dtype != np.dtype(descriptor["dataType"]) or array.size != int(np.prod(descriptor["shape"])):
             raise TypeError(f"compute: output '{name}' must hold {descriptor['dataType']} {descriptor['shape']}, "
                             f"got {array.dtype} {list(array.shape)}")
-    results = graph.compute({k: _array_input(v) for k, v in inputs.items()}, None, context)
+    results = graph.compute(values, None, context)
     for name, array in outputs.items():
         np.copyto(array, results[name].reshape(array.shape))
     return {name: outputs[name] for name in outputs}
