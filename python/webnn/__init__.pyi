@@ -65,7 +65,11 @@ class MLContext:
     async def create_constant_tensor_async(self, *args: Any, **keywords: Any) -> MLTensor:
         ...
     def read_tensor_async(self, tensor: MLTensor, out: Optional[_Array] = None) -> asyncio.Future[_Array]:
-        """Awaitable read: resolves with a numpy array (or ``out``, filled)."""
+        """Awaitable read: resolves with a numpy array (or ``out``, filled).
+
+        As the spec's promise, it settles on the event loop: a ``tensor.destroy()`` (or the context's
+        loss) before then rejects it with InvalidStateError, even when the copy was already made.
+        """
     @property
     def lost(self) -> concurrent.futures.Future[MLContextLostInfo]:
         """A ``concurrent.futures.Future`` resolved with an MLContextLostInfo when the context is lost.
@@ -122,11 +126,12 @@ class MLGraph:
 
         A convenience beyond the current spec (the 2022 draft's ``compute``): it creates tensors,
         writes the inputs, dispatches and reads every output, waiting with the GIL released.
-        ``compute(inputs, context)`` runs it on another context.
+        ``compute(inputs, context)`` (the 2022 ``context.compute``) runs it with new tensors of
+        ``context``, which must be the graph's own.
 
         2022 Working Draft convenience: ``compute(inputs, outputs)`` with ``outputs`` a dict of
         preallocated NumPy arrays (any subset of the outputs) fills them in place and returns that
-        dict. Inputs may then be 2022 ``{'resource': array, 'dimensions': [...]}`` dicts.
+        dict. Inputs may be 2022 ``{'resource': array, 'dimensions': [...]}`` dicts.
         """
     def output_descriptors_for(self, input_shapes: Mapping[str, Sequence[int]]) -> Dict[str, Dict[str, Any]]:
         """The output descriptors for concrete input shapes (``{input: shape}``): a dynamic graph's

@@ -9,14 +9,14 @@ namespace webnn {
 // carries the batch along axis 0 and every live op keeps batch items apart, the graph rewritten for
 // a chunk of the batch (the pipeline then compiles that), and how many chunks run at once
 // (Plan::Split); `summary` says what was decided, or why the graph runs whole.
-struct BatchSplit {
+struct BatchChunks {
   GraphIR chunk_ir;
   size_t batch = 0, chunk = 0;  // chunk 0: not split
   int workers = 1;
   std::string summary;
   bool splits() const { return chunk > 0 && chunk < batch; }
 };
-BatchSplit split_batch(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads);
+BatchChunks split_batch(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads);
 
 // Marks the nodes and operands the graph outputs depend on (live_node, live_operand).
 void remove_dead_code(CompileState& state);

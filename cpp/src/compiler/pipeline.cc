@@ -53,7 +53,7 @@ std::vector<std::string> compiler_pass_names() {
 }
 
 std::shared_ptr<Plan> compile_plan(GraphIR ir, const std::map<std::string, int>& outputs, int threads) {
-  BatchSplit split;
+  BatchChunks split;
   if (disabled("batch_split"))
     split.summary = "disabled (WEBNN_DISABLE_PASSES)";
   else

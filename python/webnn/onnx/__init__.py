@@ -9,15 +9,18 @@ unnamed ones, ``?`` or ``-1``, are named ``"<input>[<axis>]"``); ``override_dims
 them by name, ``input_shapes={"x": [...]}`` pins whole inputs, ``max_sizes`` bounds them.
 ``convert`` and ``convert_to_webnn`` make builder calls at one shape: every dimension pinned.
 Subgraphs that compute only shapes (Shape, Gather, Concat, Range, ...) and every node whose inputs
-are all constants are evaluated with NumPy at conversion time, so the WebNN graph holds only the
-runtime work. ONNX ``bool`` tensors become ``uint8`` 0/1 operands. ``SUPPORTED_OPS`` lists the
+are all constants are evaluated at conversion time (exact NumPy forms for data movement and index
+arithmetic, WebNN's own kernels for everything else), so the WebNN graph holds only the runtime
+work. ONNX ``bool`` tensors become ``uint8`` 0/1 operands. ``SUPPORTED_OPS`` lists the
 default-domain op types, then the ONNX Runtime contrib ops that its graph optimizer writes into the
 models it saves, by domain ("com.microsoft.FusedConv", "com.microsoft.SkipLayerNormalization", ...).
 
 Errors:
 
 - :class:`webnn.NotSupportedError`: an ONNX op, attribute value, data type or data-dependent
-  shape that WebNN cannot express; the message names the node, its op type and the reason;
+  shape that WebNN cannot express, or a constant result too large for WebNN (over 2^31-1 elements
+  or per dimension), refused before it is allocated; the message names the node, its op type and
+  the reason;
 - :class:`TypeError`: bad arguments (an unknown input name, a wrong rank, a dimension left
   symbolic), or a malformed model that WebNN's builder rejects (the message starts with the
   ``[node name]`` label of the failing builder call).

@@ -1,5 +1,6 @@
-"""The converter: walks an ONNX graph in order, folding constant nodes with NumPy and mapping the
+"""The converter: walks an ONNX graph in order, folding constant nodes (``_folding``) and mapping the
 others to MLGraphBuilder calls (the per-op mappings are in ``ops/``, registered in ``_registry``)."""
+import copy
 import functools
 import os
 
@@ -20,6 +21,7 @@ SUPPORTED_OPS = tuple(sorted(HANDLERS, key=lambda key: ("." in key, key)))
 _NUMPY_TO_WEBNN = {"float32": "float32", "float16": "float16", "int32": "int32", "uint32": "uint32",
                    "int64": "int64", "uint64": "uint64", "int8": "int8", "uint8": "uint8", "bool": "uint8"}
 _OTHER_DOMAINS = {key.rsplit(".", 1)[0] for key in HANDLERS if "." in key}
+MAX_DIMENSION = 2**31 - 1  # WebNN's largest valid dimension, and largest element count of a tensor
 
 
 @functools.cache
@@ -39,8 +41,18 @@ class Converter:
         self._constants = {}  # id(array) -> (array, MLOperand): one builder constant per array
         self._infos = {info["name"]: info for info in _core.op_infos()}
         self._limits = context.op_support_limits()
+        self.context = context
         self.node = None
         self.label = ""
+
+    def for_node(self):
+        """A converter of the current node alone, on a new builder over the same context (constant
+        folding converts a node with its handler into a one-node WebNN graph)."""
+        node_converter = copy.copy(self)
+        node_converter.builder = MLGraphBuilder(self.context)
+        node_converter.values = {"": None}
+        node_converter._constants = {}
+        return node_converter
 
     # ------------------------------------------------------------ errors
     def where(self):
@@ -50,6 +62,24 @@ class Converter:
 
     def unsupported(self, reason):
         return NotSupportedError(f"{self.where()}: {reason}")
+
+    def check_size(self, shape, dtype, what="the result"):
+        """Refuses (NotSupportedError) a tensor of this shape and NumPy or WebNN data type that WebNN
+        could not hold: a dimension or element count over 2^31-1, or more bytes than the context's
+        maxTensorByteLength. Called before the tensor is allocated."""
+        shape = [int(d) for d in shape]
+        count = 1
+        for d in shape:
+            if d > MAX_DIMENSION:
+                raise self.unsupported(f"{what} would have shape {shape}, whose dimension {d} is over WebNN's "
+                                       "limit of 2^31-1")
+            count *= max(d, 0)
+        if count > MAX_DIMENSION:
+            raise self.unsupported(f"{what} would have shape {shape}: {count} elements, over WebNN's limit of 2^31-1")
+        byte_length = count * np.dtype(dtype).itemsize
+        if byte_length > self._limits["maxTensorByteLength"]:
+            raise self.unsupported(f"{what} would have shape {shape}: {byte_length} bytes, over this context's "
+                                   f"maxTensorByteLength of {self._limits['maxTensorByteLength']}")
 
     # ------------------------------------------------------------ values
     def is_const(self, name):
@@ -153,7 +183,7 @@ class Converter:
             if not default_domain and node.domain not in _OTHER_DOMAINS:
                 raise self.unsupported(f"the operator domain '{node.domain}' is not supported (only the default "
                                        f"ONNX domain and {', '.join(sorted(_OTHER_DOMAINS))})")
-            # Other domains' ops are not folded: the ONNX reference implementation has no such ops.
+            # Other domains' ops are not folded (left to the compiler's own constant folding).
             if default_domain and _folding.can_fold(self, node):
                 outputs = _folding.evaluate(self, node, opset)
             else:

@@ -1,11 +1,26 @@
-"""Constant folding: a node whose inputs are all known at conversion time is evaluated at
-conversion (NumPy forms of the common shape ops, else the ONNX reference implementation), so
-shape subgraphs never reach WebNN."""
+"""Constant folding: a node whose inputs are all known at conversion time is evaluated at conversion,
+so shape subgraphs never reach WebNN. In order of preference:
+
+1. exact NumPy forms of the ops that only move data or do index arithmetic (Shape, Reshape, Gather,
+   Concat, Slice, Expand, ...; Cast between integers), and of ConstantOfShape and Range, which WebNN
+   has no op for. They do no floating-point arithmetic, so they cannot disagree with any kernel;
+2. every other op is converted by its own handler (``ops/``) into a WebNN graph of that one node on
+   the converter's context, its first input a graph input (as the data is when the node runs at
+   dispatch) and the others constants, built and computed: the kernels that run the node at
+   dispatch, so folding and running give the same numbers;
+3. the ONNX reference implementation, only for ops the importer cannot map to WebNN at all (so no
+   kernel could run them at dispatch), once ONNX shape inference has bounded their outputs.
+
+Every folded result's size is checked against WebNN's limits (``Converter.check_size``) before it is
+allocated: by ``_OUTPUT_SHAPES`` for the ops whose output size comes from input values or
+attributes, by the builder (which validates each op's output) for the one-node graphs, and by shape
+inference for the reference implementation."""
 import math
 
 import numpy as np
 
 from ._prepare import onnx_module
+from ._registry import HANDLERS
 
 # Ops whose result is not a function of their inputs.
 _NOT_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
@@ -55,10 +70,12 @@ def _constant(node):
     return None
 
 
-# ---- NumPy forms of the ops shape subgraphs are made of (building a ReferenceEvaluator costs
-# about 0.3 ms a node). Each returns the outputs, or None to leave the node to the reference
-# implementation (an attribute or case it does not handle); tests/test_onnx_folding.py compares
-# them with it.
+def _attribute(node, name, default=None):
+    for attribute in node.attribute:
+        if attribute.name == name:
+            return onnx_module().helper.get_attribute_value(attribute)
+    return default
+
 
 def _ints(attribute_name, node):
     for attribute in node.attribute:
@@ -66,6 +83,126 @@ def _ints(attribute_name, node):
             return list(attribute.ints) if attribute.type == 7 else [attribute.i]  # INTS, INT
     return None
 
+
+def _int_list(value):
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+# ---- Output sizes of the ops whose result can be far larger than their inputs: checked before the
+# result is allocated. Each returns the output shape, or None when the inputs are not well formed
+# (the path that evaluates the node then reports it).
+
+def _broadcast(a, b):
+    rank = max(len(a), len(b))
+    a, b = [1] * (rank - len(a)) + list(a), [1] * (rank - len(b)) + list(b)
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b)):
+        return None
+    return [y if x == 1 else x for x, y in zip(a, b)]
+
+
+def _tile_shape(node, inputs, opset):
+    repeats = _int_list(inputs[1])
+    if len(repeats) != inputs[0].ndim:
+        return None
+    return [d * r for d, r in zip(inputs[0].shape, repeats)]
+
+
+def _expand_shape(node, inputs, opset):
+    return _broadcast(inputs[0].shape, _int_list(inputs[1]))
+
+
+def _constant_of_shape_shape(node, inputs, opset):
+    return _int_list(inputs[0])
+
+
+def _pad_shape(node, inputs, opset):
+    shape = list(inputs[0].shape)
+    if opset < 11:
+        pads, axes = _ints("pads", node) or _ints("paddings", node) or [], range(len(shape))
+    else:
+        pads = _int_list(inputs[1])
+        axes = _int_list(inputs[3]) if len(inputs) > 3 and inputs[3] is not None else range(len(shape))
+    axes = list(axes)
+    if len(pads) != 2 * len(axes) or not all(-len(shape) <= a < len(shape) for a in axes):
+        return None
+    for i, axis in enumerate(axes):
+        shape[axis] += pads[i] + pads[i + len(axes)]
+    return shape
+
+
+def _concat_shape(node, inputs, opset):
+    axis = (_ints("axis", node) or [0])[0]
+    ranks = {x.ndim for x in inputs}
+    if len(ranks) != 1 or not -inputs[0].ndim <= axis < max(inputs[0].ndim, 1):
+        return None
+    shape = list(inputs[0].shape)
+    shape[axis] = sum(x.shape[axis] for x in inputs)
+    return shape
+
+
+def _gather_shape(node, inputs, opset):
+    data, indices = inputs
+    axis = (_ints("axis", node) or [0])[0]
+    if not -data.ndim <= axis < data.ndim:
+        return None
+    axis %= data.ndim
+    return list(data.shape[:axis]) + list(indices.shape) + list(data.shape[axis + 1:])
+
+
+def _one_hot_shape(node, inputs, opset):
+    shape = list(inputs[0].shape)
+    axis = (_ints("axis", node) or [-1])[0]
+    if inputs[1].size != 1 or not -len(shape) - 1 <= axis <= len(shape):
+        return None
+    shape.insert(axis % (len(shape) + 1), int(np.asarray(inputs[1]).reshape(-1)[0]))
+    return shape
+
+
+def _range_count(start, limit, delta):
+    """Range's length as ONNX Runtime computes it: ceil((limit - start) / delta) in double, where
+    limit - start is computed in the inputs' type."""
+    with np.errstate(over="ignore"):
+        difference = (np.asarray(limit) - np.asarray(start)).astype(np.float64)
+    return max(math.ceil(float(difference) / float(delta)), 0)
+
+
+def _range_shape(node, inputs, opset):
+    start, limit, delta = (np.asarray(x).reshape(-1) for x in inputs)
+    if not start.size == limit.size == delta.size == 1 or delta[0] == 0 or \
+            not np.isfinite(np.asarray([start[0], limit[0], delta[0]], np.float64)).all():
+        return None
+    return [_range_count(start[0], limit[0], delta[0])]
+
+
+_OUTPUT_SHAPES = {"Tile": _tile_shape, "Expand": _expand_shape, "ConstantOfShape": _constant_of_shape_shape,
+                  "Pad": _pad_shape, "Concat": _concat_shape, "Gather": _gather_shape, "OneHot": _one_hot_shape,
+                  "Range": _range_shape}
+
+
+def _output_dtype(node, inputs):
+    if node.op_type == "ConstantOfShape":
+        value = _attribute(node, "value")
+        return np.float32 if value is None else onnx_module().helper.tensor_dtype_to_np_dtype(value.data_type)
+    if node.op_type == "OneHot":
+        return inputs[2].dtype
+    return inputs[0].dtype
+
+
+def _check_output_size(converter, node, inputs, opset):
+    shape_of = _OUTPUT_SHAPES.get(node.op_type)
+    if shape_of is None or any(x is None for x in inputs[:2]):
+        return
+    try:
+        shape = shape_of(node, inputs, opset)
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return
+    if shape is not None:
+        converter.check_size(shape, _output_dtype(node, inputs))
+
+
+# ---- Exact NumPy forms. Each returns the outputs, or None to leave the node to the next path (an
+# attribute, data type or case it does not handle); tests/test_onnx_folding.py compares them with
+# the ONNX reference implementation.
 
 def _reshape(node, inputs, opset):
     data, shape = inputs
@@ -78,15 +215,33 @@ def _reshape(node, inputs, opset):
     return [data.reshape(dims)]
 
 
+# Types WebNN has (bool travels as uint8): casts between them are the engine's, except exact ones.
+_WEBNN_DTYPES = {np.dtype(t) for t in ("float32", "float16", "int32", "uint32", "int64", "uint64", "int8", "uint8",
+                                       "bool")}
+
+
 def _cast(node, inputs, opset):
+    """Casts that cannot round: between integer and bool types when every value fits the target
+    (an exact copy), and of empty tensors. Casts from or to a type WebNN lacks (double, int16, ...)
+    are NumPy's too: no WebNN kernel could run them (IEEE conversions, rounded to nearest)."""
     onnx = onnx_module()
     to = _ints("to", node)
-    if len(node.attribute) != 1 or not to or to[0] in (8, 16, 17, 18, 19, 20, 21, 22, 23):  # strings, bf16, fp8, 4-bit
+    if len([a for a in node.attribute if a.name != "saturate"]) != 1 or not to or \
+            to[0] in (8, 16, 17, 18, 19, 20, 21, 22, 23):  # strings, bf16, fp8, 4-bit
         return None
     (data,) = inputs
-    if data.dtype.kind not in "biuf":
+    target = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(to[0]))
+    if data.dtype.kind not in "biuf" or target.kind not in "biuf":
         return None
-    return [data.astype(onnx.helper.tensor_dtype_to_np_dtype(to[0]))]
+    if data.size == 0 or data.dtype == target or data.dtype not in _WEBNN_DTYPES or target not in _WEBNN_DTYPES:
+        return [data.astype(target)]
+    if data.dtype.kind in "biu" and target.kind == "b":
+        return [data != 0]
+    if data.dtype.kind in "biu" and target.kind in "iu":
+        info = np.iinfo(target)
+        if info.min <= int(data.min()) and int(data.max()) <= info.max:
+            return [data.astype(target)]
+    return None
 
 
 def _axes(node, inputs, opset, first_axes_input=13):
@@ -141,23 +296,227 @@ def _gather(node, inputs, opset):
 
 def _shape(node, inputs, opset):
     if node.attribute:
-        return None  # start / end
+        return None  # start / end: the handler's
     return [np.array(inputs[0].shape, dtype=np.int64)]
 
 
+def _identity(node, inputs, opset):
+    return [inputs[0]]
+
+
+def _slice(node, inputs, opset):
+    """Python's slice rules clamp starts and ends as ONNX's do (the handler uses them too)."""
+    data = inputs[0]
+    if opset < 10:
+        starts, ends = _ints("starts", node), _ints("ends", node)
+        axes, steps = _ints("axes", node), None
+        if starts is None or ends is None:
+            return None
+    else:
+        starts, ends = _int_list(inputs[1]), _int_list(inputs[2])
+        axes = _int_list(inputs[3]) if len(inputs) > 3 and inputs[3] is not None else None
+        steps = _int_list(inputs[4]) if len(inputs) > 4 and inputs[4] is not None else None
+    axes = list(range(len(starts))) if axes is None else axes
+    steps = [1] * len(starts) if steps is None else steps
+    if not len(starts) == len(ends) == len(axes) == len(steps) or 0 in steps:
+        return None
+    if not all(-data.ndim <= a < data.ndim for a in axes) or len({a % data.ndim for a in axes}) != len(axes):
+        return None
+    index = [slice(None)] * data.ndim
+    for axis, start, end, step in zip(axes, starts, ends, steps):
+        index[axis] = slice(*slice(start, end, step).indices(data.shape[axis]))
+    return [data[tuple(index)]]
+
+
+def _expand(node, inputs, opset):
+    shape = _broadcast(inputs[0].shape, _int_list(inputs[1]))
+    return None if shape is None else [np.broadcast_to(inputs[0], shape)]
+
+
+def _constant_of_shape(node, inputs, opset):
+    shape = _int_list(inputs[0])
+    if any(d < 0 for d in shape):
+        return None
+    value = _attribute(node, "value")
+    value = np.zeros(1, np.float32) if value is None else onnx_module().numpy_helper.to_array(value).reshape(-1)
+    if value.size != 1:
+        return None
+    return [np.full(shape, value[0], value.dtype)]
+
+
+def _range(node, inputs, opset):
+    """The ONNX function body's definition, as ONNX Runtime computes it: start, then each value the
+    previous one plus delta, added in the inputs' type."""
+    if len({x.dtype for x in inputs}) != 1 or _range_shape(node, inputs, opset) is None:
+        return None
+    start, limit, delta = (np.asarray(x).reshape(-1)[0] for x in inputs)
+    count = _range_count(start, limit, delta)
+    if count == 0:
+        return [np.zeros(0, inputs[0].dtype)]
+    steps = np.full(count, delta, inputs[0].dtype)
+    steps[0] = start
+    with np.errstate(over="ignore"):
+        return [np.add.accumulate(steps, dtype=inputs[0].dtype)]
+
+
 _NUMPY_FORMS = {"Reshape": _reshape, "Cast": _cast, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
-                "Concat": _concat, "Gather": _gather, "Shape": _shape}
+                "Concat": _concat, "Gather": _gather, "Shape": _shape, "Identity": _identity, "Slice": _slice,
+                "Expand": _expand, "ConstantOfShape": _constant_of_shape, "Range": _range}
 
 
-def _numpy_form(converter, node, opset):
+def _numpy_form(node, inputs, opset):
+    """The node's outputs by its exact NumPy form, or None. ``inputs``: arrays, None where absent."""
     form = _NUMPY_FORMS.get(node.op_type)
-    if form is None or "" in node.input or len([o for o in node.output if o]) != 1:
+    if form is None or len([o for o in node.output if o]) != 1 or node.output[0] == "":
+        return None
+    if any(x is None for x in inputs) and node.op_type != "Slice":  # Slice's axes and steps are optional
         return None
     try:
-        outputs = form(node, [np.asarray(converter.values[name]) for name in node.input], opset)
-    except (ValueError, TypeError, IndexError):
-        return None  # the reference implementation reports it
+        outputs = form(node, inputs, opset)
+    except (ValueError, TypeError, IndexError, OverflowError):
+        return None  # the next path reports it
     return None if outputs is None else [np.require(outputs[0], requirements="C")]
+
+
+# ---- One-node WebNN graphs.
+
+# ONNX ops whose output is bool, which WebNN returns as uint8 0/1.
+_BOOL_RESULTS = {"Equal", "Greater", "Less", "GreaterOrEqual", "LessOrEqual", "And", "Or", "Xor", "Not", "IsNaN",
+                 "IsInf"}
+
+
+def _is_bool_result(node, inputs):
+    """Whether the node's uint8 results are ONNX bools. ``inputs``: {name: array}."""
+    if node.op_type in _BOOL_RESULTS:
+        return True
+    if node.op_type == "Cast":
+        return _ints("to", node) == [9]
+    if node.op_type == "CastLike":
+        return inputs[node.input[1]].dtype == np.bool_
+    # Data movement and Where keep their data's type: bool data gives bool results.
+    dtypes = {x.dtype for x in inputs.values()}
+    return np.dtype(np.bool_) in dtypes and np.dtype(np.uint8) not in dtypes
+
+
+def _on_engine(converter, node, opset, handler, inputs):
+    """The node converted alone by its handler into a WebNN graph on the converter's context, its
+    first input a graph input, built and computed."""
+    for x in inputs.values():
+        if x.dtype not in _WEBNN_DTYPES:
+            raise converter.unsupported(f"folding evaluates this node with WebNN's kernels, and WebNN has no "
+                                        f"{x.dtype.name} tensors")
+    node_converter = converter.for_node()
+    builder = node_converter.builder
+    for name, x in inputs.items():
+        node_converter.set(name, x)
+    data_operand, feeds = None, {}
+    if node.input and node.input[0]:
+        data = inputs[node.input[0]]
+        if data.size == 0:
+            raise converter.unsupported("folding evaluates this node with WebNN's kernels, and its input is an "
+                                        "empty tensor (WebNN has no empty tensors)")
+        feeds["x"] = np.require(data.astype(np.uint8) if data.dtype == np.bool_ else data, requirements="C")
+        data_operand = builder.input("x", data_type=feeds["x"].dtype.name, shape=list(data.shape))
+        node_converter.values[node.input[0]] = data_operand
+    outputs = handler(node_converter, node, opset)
+    outputs = list(outputs) if isinstance(outputs, (list, tuple)) else [outputs]
+
+    computed = {}  # id(operand) -> its value
+    operands = {id(v): v for v in outputs if not (v is None or isinstance(v, np.ndarray) or v is data_operand)}
+    if operands:
+        constants = {id(operand) for _, operand in node_converter._constants.values()}
+        named = {f"y{i}": builder.identity(v) if key in constants else v for i, (key, v) in enumerate(operands.items())}
+        graph = builder.build(named)
+        values = graph.compute({name: feeds[name] for name in graph.input_descriptors})
+        computed = {key: values[f"y{i}"] for i, key in enumerate(operands)}
+    as_bool = _is_bool_result(node, inputs)
+
+    def folded(value):
+        if value is None or isinstance(value, np.ndarray):
+            return value
+        array = feeds["x"] if value is data_operand else computed[id(value)]
+        return array.astype(np.bool_) if as_bool and array.dtype == np.uint8 else array
+
+    return [folded(value) for value in outputs]
+
+
+# ---- The ONNX reference implementation, for ops WebNN cannot express at all.
+
+# Ops whose handler only refuses (WebNN has no op for them; ConstantOfShape and Range reach the
+# reference implementation only with inputs their NumPy forms refuse), and Constant's rare forms
+# (sparse_value, strings).
+_NO_WEBNN_OP = {"NonZero", "Unique", "Compress", "ConstantOfShape", "Range", "Constant"}
+# Ops whose output sizes depend on input values that shape inference cannot see, but whose outputs
+# hold no more elements than the inputs (NonZero's: rank times as many indices).
+_NO_LARGER_THAN_INPUTS = {"NonZero", "Unique", "Compress", "TopK", "NonMaxSuppression"}
+# Initializers with more elements than this are given to shape inference as typed inputs, not data.
+_INFERENCE_DATA_LIMIT = 1024
+
+
+def _one_node_model(converter, node, feeds, as_data):
+    """The node as a model: its inputs graph inputs, or (``as_data``) the small ones initializers."""
+    onnx = onnx_module()
+    helper = onnx.helper
+    inputs, initializers = [], []
+    for name, array in feeds.items():
+        if as_data and array.size <= _INFERENCE_DATA_LIMIT:
+            initializers.append(onnx.numpy_helper.from_array(array, name))
+        else:
+            elem_type = helper.np_dtype_to_tensor_dtype(array.dtype)
+            inputs.append(helper.make_tensor_value_info(name, elem_type, array.shape))
+    outputs = [helper.make_empty_tensor_value_info(name) for name in node.output if name]
+    graph = helper.make_graph([node], "fold", inputs, outputs, initializers)
+    model = helper.make_model(graph, opset_imports=list(converter.model.opset_import))
+    model.ir_version = converter.model.ir_version
+    return model
+
+
+def _check_inferred_sizes(converter, node, feeds):
+    """Bounds the outputs before the reference implementation allocates them: ONNX shape inference
+    (reading the small inputs' values) must give each output a static shape within WebNN's limits,
+    unless the op's outputs are no larger than its inputs."""
+    onnx = onnx_module()
+    if node.op_type in _NO_LARGER_THAN_INPUTS:
+        return
+    try:
+        # Without data propagation, which can itself allocate the tensors it propagates.
+        inferred = onnx.shape_inference.infer_shapes(_one_node_model(converter, node, feeds, True),
+                                                     strict_mode=False)
+    except Exception:  # noqa: BLE001 (inference failed: the sizes are unknown)
+        inferred = None
+    by_name = {} if inferred is None else {info.name: info for info in inferred.graph.output}
+    for name in node.output:
+        info = by_name.get(name)
+        tensor_type = info.type.tensor_type if info is not None and info.type.HasField("tensor_type") else None
+        dims = list(tensor_type.shape.dim) if tensor_type is not None and tensor_type.HasField("shape") else None
+        if name and (dims is None or not all(d.HasField("dim_value") for d in dims)):
+            raise converter.unsupported("this operator has no WebNN mapping, and its output size on these constant "
+                                        "inputs is not known before evaluating it")
+        if name:
+            dtype = onnx.helper.tensor_dtype_to_np_dtype(tensor_type.elem_type) if tensor_type.elem_type else np.int8
+            converter.check_size([d.dim_value for d in dims], dtype)
+
+
+def _reference(converter, node, opset):
+    """The ONNX reference implementation: only for ops the importer cannot map to WebNN at all, which
+    could never run at dispatch either (so there is no kernel for folding to disagree with)."""
+    from onnx.reference import ReferenceEvaluator
+
+    feeds = {}
+    for name in node.input:
+        if name and name not in feeds:
+            feeds[name] = converter.values[name]
+    _check_inferred_sizes(converter, node, feeds)
+    try:
+        results = ReferenceEvaluator(_one_node_model(converter, node, feeds, False)).run(None, feeds)
+    except Exception as error:
+        raise converter.unsupported(f"evaluating this node on its constant inputs failed: {error}") from error
+    by_name = dict(zip([name for name in node.output if name], results))
+    outputs = [np.asarray(by_name[name]) if name else None for name in node.output]
+    for output in outputs:
+        if output is not None:
+            converter.check_size(output.shape, output.dtype)
+    return outputs
 
 
 def evaluate(converter, node, opset):
@@ -166,27 +525,12 @@ def evaluate(converter, node, opset):
         value = _constant(node)
         if value is not None:
             return [value]
-    outputs = _numpy_form(converter, node, opset)
+    inputs = [None if name == "" else converter.values[name] for name in node.input]
+    _check_output_size(converter, node, inputs, opset)
+    outputs = _numpy_form(node, inputs, opset)
     if outputs is not None:
         return outputs
-    onnx = onnx_module()
-    from onnx.reference import ReferenceEvaluator
-
-    helper = onnx.helper
-    feeds = {}
-    inputs = []
-    for name in node.input:
-        if name and name not in feeds:
-            array = converter.values[name]
-            feeds[name] = array
-            inputs.append(helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), array.shape))
-    outputs = [helper.make_empty_tensor_value_info(name) for name in node.output if name]
-    graph = helper.make_graph([node], "fold", inputs, outputs)
-    model = helper.make_model(graph, opset_imports=list(converter.model.opset_import))
-    model.ir_version = converter.model.ir_version
-    try:
-        results = ReferenceEvaluator(model).run(None, feeds)
-    except Exception as error:
-        raise converter.unsupported(f"evaluating this node on its constant inputs failed: {error}") from error
-    by_name = dict(zip([name for name in node.output if name], results))
-    return [np.asarray(by_name[name]) if name else None for name in node.output]
+    handler = HANDLERS.get(node.op_type)
+    if handler is None or node.op_type in _NO_WEBNN_OP:
+        return _reference(converter, node, opset)
+    return _on_engine(converter, node, opset, handler, {name: converter.values[name] for name in node.input if name})

@@ -257,8 +257,8 @@ bool rewrite_for_chunk(const GraphIR& ir, GraphIR& graph, const std::vector<bool
 
 }  // namespace
 
-BatchSplit split_batch(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads) {
-  BatchSplit split;
+BatchChunks split_batch(const GraphIR& ir, const std::map<std::string, int>& outputs, int threads) {
+  BatchChunks split;
   for (const OperandInfo& info : ir.operands) {
     if (info.kind != OperandInfo::Kind::kInput) continue;
     if (info.desc.shape.empty() || (split.batch && info.desc.shape[0] != split.batch)) {

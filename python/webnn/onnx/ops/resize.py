@@ -194,6 +194,7 @@ def resize(cv, node, opset):
         return cv.op("identity", x)
     if any(out[d] <= 0 for d in resized):
         raise cv.unsupported(f"the output shape {out} is empty (WebNN has no empty tensors)")
+    cv.check_size(out, x.data_type)  # before the [out, in] weight matrices are made
     weights = {d: axis_weights(settings, factors[d], shape[d], out[d]) for d in resized}
     resample_types = cv._limits.get("resample2d", {}).get("input", {}).get("dataTypes", [])
     if (rank == 4 and set(resized) <= {2, 3} and mode in ("nearest", "linear") and x.data_type in resample_types

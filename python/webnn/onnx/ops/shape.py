@@ -54,6 +54,7 @@ def one_hot(cv, node, opset):
         raise TypeError(f"{cv.where()}: values must be [off_value, on_value], got shape {list(values.shape)}")
     rank = len(indices.shape)
     axis = normalize_axis(cv, attributes(node).get("axis", -1), rank + 1)
+    cv.check_size(list(indices.shape[:axis]) + [depth] + list(indices.shape[axis:]), cv.dtype(node.input[2]))
     index_type = indices.data_type
     if index_type in ("float32", "float16"):  # ONNX Runtime truncates non-integer indices toward zero
         index_type = "int64"
