@@ -122,3 +122,30 @@ def test_a_large_loaded_graph_computes(context, tmp_path):
     graph = webnn.load(str(path), context)
     result = graph.compute({"x": np.array([-1, 0, 1, 2], np.float32)})["y"]
     np.testing.assert_array_equal(result, [2 * BASE_OPS, 2 * BASE_OPS, 2 * BASE_OPS + 1, 2 * BASE_OPS + 2])
+
+
+def _onnx_chain(n):
+    onnx = pytest.importorskip("onnx")
+    helper = onnx.helper
+    nodes, previous = [], "x"
+    for i in range(n):
+        inputs = [previous] if i % 2 else [previous, "c"]
+        nodes.append(helper.make_node("Relu" if i % 2 else "Add", inputs, [f"t{i}"]))
+        previous = f"t{i}"
+    f32 = onnx.TensorProto.FLOAT
+    graph = helper.make_graph(nodes, "chain", [helper.make_tensor_value_info("x", f32, [4])],
+                              [helper.make_tensor_value_info(previous, f32, [4])],
+                              [helper.make_tensor("c", f32, [4], [1, 1, 1, 1])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
+
+
+def test_onnx_import_time_is_linear(context):
+    import webnn.onnx
+
+    def seconds_at(n):
+        model = _onnx_chain(n)
+        return _fastest(lambda: webnn.onnx.load(model, context))
+
+    _assert_linear("webnn.onnx.load of a chain", seconds_at)
