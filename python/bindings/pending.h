@@ -47,7 +47,7 @@ class Pending {
   virtual bool ready() const = 0;
   virtual void arm() = 0;  // post `id` to the completion queue once settled
   virtual py::object result() = 0;
-  // Waits with the GIL released, helping the context's timeline.
+  // Waits with the GIL released (the timeline's own threads settle the future).
   virtual void wait() = 0;
 };
 

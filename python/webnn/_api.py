@@ -1,4 +1,4 @@
-"""The Python mapping of the WebNN API (see ARCHITECTURE.md §2).
+"""The Python mapping of the WebNN API (see docs/architecture.md).
 
 The classes are the native ones from ``webnn._core``; this module adds the spec's methods that
 need argument normalization (done by ``_normalize``: descriptors, options dictionaries, camelCase

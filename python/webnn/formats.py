@@ -9,8 +9,8 @@ A model is a text graph (``model.webnn``, or its JSON twin ``model.json``) with 
     webnn.save("copy.webnn", graph)                      # a graph that webnn.load returned
 
 Malformed files raise :class:`webnn.DataError` naming the file, the line or the tensor, and the
-reason. Models with dynamic input dimensions (``dyn("batch", 64)``) need their sizes:
-``webnn.load(path, dims={"batch": 8})``.
+reason. Models with dynamic input dimensions (``dyn("batch", 64)``) load as dynamic graphs; ``dims``
+pins them to sizes instead: ``webnn.load(path, dims={"batch": 8})``.
 """
 import os
 
