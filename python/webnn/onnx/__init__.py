@@ -11,9 +11,12 @@ them by name, ``input_shapes={"x": [...]}`` pins whole inputs, ``max_sizes`` bou
 Subgraphs that compute only shapes (Shape, Gather, Concat, Range, ...) and every node whose inputs
 are all constants are evaluated at conversion time (exact NumPy forms for data movement and index
 arithmetic, WebNN's own kernels for everything else), so the WebNN graph holds only the runtime
-work. ONNX ``bool`` tensors become ``uint8`` 0/1 operands. ``SUPPORTED_OPS`` lists the
-default-domain op types, then the ONNX Runtime contrib ops that its graph optimizer writes into the
-models it saves, by domain ("com.microsoft.FusedConv", "com.microsoft.SkipLayerNormalization", ...).
+work. Nodes written out of topological order are sorted (as ONNX Runtime does). Quantized models
+load in the QDQ and QOperator forms (``onnxruntime.quantization``), each quantized op as
+dequantizeLinear, the float op, quantizeLinear. ONNX ``bool`` tensors become ``uint8`` 0/1 operands.
+``SUPPORTED_OPS`` lists the default-domain op types, then the ONNX Runtime contrib ops that its graph
+optimizer and quantizer write into the models they save, by domain ("com.microsoft.FusedConv",
+"com.microsoft.QLinearAdd", ...).
 
 Errors:
 
@@ -22,8 +25,9 @@ Errors:
   or per dimension), refused before it is allocated; the message names the node, its op type and
   the reason;
 - :class:`TypeError`: bad arguments (an unknown input name, a wrong rank, a dimension left
-  symbolic), or a malformed model that WebNN's builder rejects (the message starts with the
-  ``[node name]`` label of the failing builder call).
+  symbolic), or a malformed model: an input no node produces, a cycle (both name the node), or
+  what WebNN's builder rejects (the message starts with the ``[node name]`` label of the failing
+  builder call).
 """
 from ._convert import SUPPORTED_OPS, convert, convert_to_webnn, input_descriptors, load
 

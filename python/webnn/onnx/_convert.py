@@ -1,7 +1,9 @@
-"""The converter: walks an ONNX graph in order, folding constant nodes (``_folding``) and mapping the
-others to MLGraphBuilder calls (the per-op mappings are in ``ops/``, registered in ``_registry``)."""
+"""The converter: walks an ONNX graph in topological order (the file's, or sorted when a tool wrote the
+nodes out of order), folding constant nodes (``_folding``) and mapping the others to MLGraphBuilder
+calls (the per-op mappings are in ``ops/``, registered in ``_registry``)."""
 import copy
 import functools
+import heapq
 import os
 
 import numpy as np
@@ -176,7 +178,7 @@ class Converter:
 
     # ------------------------------------------------------------ the walk
     def run_nodes(self, nodes, opset):
-        for index, node in enumerate(nodes):
+        for index, node in self.in_order(nodes):
             self.node = node
             self.label = node.name or f"{node.op_type}_{index}"
             default_domain = node.domain in DEFAULT_DOMAINS
@@ -199,6 +201,101 @@ class Converter:
                     raise self.unsupported(f"output '{name}' is not supported")
                 self.set(name, value)
         self.node = None
+
+    def in_order(self, nodes):
+        """[(index in the file, node)] in an order where every node comes after the nodes producing
+        its inputs (those of its subgraphs included): the file's order when it is one (checked in
+        one pass), else the topological order closest to it (Kahn's algorithm taking the earliest
+        ready node first; O(n log n)), as ONNX Runtime sorts graphs whose nodes some tool appended
+        out of order. An input no node produces is left to the walk's own error; a cycle raises
+        TypeError naming its nodes."""
+        known = self.values
+        pending, outputs = set(), set()
+        for node in nodes:
+            for name in _node_inputs(node):
+                if name not in known and name not in outputs:
+                    pending.add(name)
+            outputs.update(node.output)
+        if not pending & outputs:
+            return enumerate(nodes)
+        return self._sorted(list(nodes), known)
+
+    def _sorted(self, nodes, known):
+        producer = {}
+        for index, node in enumerate(nodes):
+            for name in node.output:
+                if name and name not in known:
+                    producer.setdefault(name, index)
+        missing = [0] * len(nodes)  # inputs not produced yet
+        waiting = {}  # name -> indices of the nodes waiting for it
+        for index, node in enumerate(nodes):
+            for name in set(_node_inputs(node)):
+                if name in producer:
+                    missing[index] += 1
+                    waiting.setdefault(name, []).append(index)
+        ready = [index for index, count in enumerate(missing) if count == 0]  # already a heap: sorted
+        order = []
+        while ready:
+            index = heapq.heappop(ready)
+            order.append((index, nodes[index]))
+            for name in nodes[index].output:
+                if producer.get(name) != index:
+                    continue
+                for waiter in waiting.pop(name, ()):
+                    missing[waiter] -= 1
+                    if missing[waiter] == 0:
+                        heapq.heappush(ready, waiter)
+        if len(order) < len(nodes):
+            self._refuse_cycle(nodes, producer, missing)
+        return order
+
+    def _refuse_cycle(self, nodes, producer, missing):
+        """Raises TypeError naming the nodes of a cycle: followed back from the first node left
+        unsorted, through inputs produced by nodes also left, until one repeats."""
+        def label(index):
+            node = nodes[index]
+            return f"'{node.name or f'{node.op_type}_{index}'}' ({handler_key(node.domain, node.op_type)})"
+
+        path, seen = [], {}
+        index = next(i for i, count in enumerate(missing) if count)
+        while index not in seen:
+            seen[index] = len(path)
+            path.append(index)
+            index = next(producer[name] for name in _node_inputs(nodes[index])
+                         if name in producer and missing[producer[name]])
+        cycle = path[seen[index]:] + [index]
+        first = nodes[cycle[0]]
+        self.node, self.label = first, first.name or f"{first.op_type}_{cycle[0]}"
+        steps = " -> ".join(label(i) for i in reversed(cycle))
+        raise TypeError(f"{self.where()}: the graph has a cycle ({steps}: each node's output is an input of the "
+                        "next), so no order computes it")
+
+
+# The ONNX ops with subgraph attributes (GRAPH or GRAPHS): If, Loop, Scan and SequenceMap.
+_SUBGRAPH_OPS = frozenset({"If", "Loop", "Scan", "SequenceMap"})
+
+
+def _node_inputs(node):
+    """The names a node reads: its inputs, and for nodes with subgraphs (If, Loop, Scan) the names of
+    the enclosing scopes their bodies use."""
+    if node.op_type not in _SUBGRAPH_OPS:
+        return node.input
+    return list(node.input) + sorted(_outer_names(node))
+
+
+def _outer_names(node):
+    names = set()
+    for attribute in node.attribute:
+        for graph in ([attribute.g] if attribute.type == 5 else attribute.graphs if attribute.type == 10 else []):
+            defined = {info.name for info in graph.input} | {t.name for t in graph.initializer} | \
+                {t.values.name for t in graph.sparse_initializer}
+            used = set()
+            for inner in graph.node:
+                used.update(_node_inputs(inner))
+                defined.update(inner.output)
+            names |= used - defined
+    names.discard("")
+    return names
 
 
 def _as_model(model):

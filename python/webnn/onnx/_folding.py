@@ -3,7 +3,10 @@ so shape subgraphs never reach WebNN. In order of preference:
 
 1. exact NumPy forms of the ops that only move data or do index arithmetic (Shape, Reshape, Gather,
    Concat, Slice, Expand, ...; Cast between integers), and of ConstantOfShape and Range, which WebNN
-   has no op for. They do no floating-point arithmetic, so they cannot disagree with any kernel;
+   has no op for: they do no floating-point arithmetic, so they cannot disagree with any kernel; and
+   of DequantizeLinear per tensor or per axis (the weights and int32 biases of quantized models): one
+   float32 product per element, bitwise ONNX Runtime's (``dequantize_array``), and for 8- and 16-bit
+   data any correct kernel's;
 2. every other op is converted by its own handler (``ops/``) into a WebNN graph of that one node on
    the converter's context, its first input a graph input (as the data is when the node runs at
    dispatch) and the others constants, built and computed: the kernels that run the node at
@@ -20,7 +23,7 @@ import math
 import numpy as np
 
 from ._prepare import onnx_module
-from ._registry import HANDLERS
+from ._registry import HANDLERS, dequantize_array
 
 # Ops whose result is not a function of their inputs.
 _NOT_FOLDABLE = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike", "Multinomial", "Bernoulli"}
@@ -359,9 +362,26 @@ def _range(node, inputs, opset):
         return [np.add.accumulate(steps, dtype=inputs[0].dtype)]
 
 
+def _dequantize_linear(node, inputs, opset):
+    """Per-tensor and per-axis DequantizeLinear, bitwise as ONNX Runtime computes it
+    (``dequantize_array``): the int32 biases of quantized models (their scale the input's times the
+    weight's), and int16/uint16 weights, which WebNN has no type for."""
+    axis, block_size, output_dtype = _attribute(node, "axis", 1), _attribute(node, "block_size", 0), \
+        _attribute(node, "output_dtype", 0)
+    if block_size or len(inputs) < 2 or inputs[1] is None:
+        return None
+    x, scale = inputs[0], inputs[1]
+    if output_dtype and onnx_module().helper.tensor_dtype_to_np_dtype(output_dtype) != scale.dtype:
+        return None
+    y = dequantize_array(x, scale, inputs[2] if len(inputs) > 2 else None, axis)
+    return None if y is None else [y]
+
+
 _NUMPY_FORMS = {"Reshape": _reshape, "Cast": _cast, "Unsqueeze": _unsqueeze, "Squeeze": _squeeze,
                 "Concat": _concat, "Gather": _gather, "Shape": _shape, "Identity": _identity, "Slice": _slice,
-                "Expand": _expand, "ConstantOfShape": _constant_of_shape, "Range": _range}
+                "Expand": _expand, "ConstantOfShape": _constant_of_shape, "Range": _range,
+                "DequantizeLinear": _dequantize_linear}
+_OPTIONAL_INPUTS = {"Slice", "DequantizeLinear"}  # forms that take absent (None) inputs
 
 
 def _numpy_form(node, inputs, opset):
@@ -369,7 +389,7 @@ def _numpy_form(node, inputs, opset):
     form = _NUMPY_FORMS.get(node.op_type)
     if form is None or len([o for o in node.output if o]) != 1 or node.output[0] == "":
         return None
-    if any(x is None for x in inputs) and node.op_type != "Slice":  # Slice's axes and steps are optional
+    if any(x is None for x in inputs) and node.op_type not in _OPTIONAL_INPUTS:
         return None
     try:
         outputs = form(node, inputs, opset)

@@ -106,3 +106,34 @@ def first_output_only(cv, node, what="extra outputs"):
     for name in node.output[1:]:
         if name:
             raise cv.unsupported(f"{what} ('{name}') are not supported")
+
+
+# ---------------------------------------------------------------- quantization
+_DEQUANTIZABLE = frozenset({"int8", "uint8", "int16", "uint16", "int32"})
+
+
+def dequantize_array(x, scale, zero=None, axis=1):
+    """ONNX DequantizeLinear of NumPy arrays, per tensor (a scale of one element) or per axis (a
+    1-D scale along ``axis``), bitwise as ONNX Runtime computes it: x minus the zero point in int32
+    (wrapping, as its kernel does), converted to float32, times the scale in float32 (one IEEE
+    rounding), then converted to the scale's type (float16 rounds once more). That is the spec's
+    float path, (x - zeroPoint) * scale, and for 8- and 16-bit data any correct kernel's result.
+    None where it does not apply (other data types, blocked scales, shapes that do not fit)."""
+    x, scale = np.asarray(x), np.asarray(scale)
+    if x.dtype.name not in _DEQUANTIZABLE or scale.dtype.name not in ("float32", "float16"):
+        return None
+    if zero is not None:
+        zero = np.asarray(zero)
+        if zero.dtype != x.dtype or zero.size != scale.size:
+            return None
+    if scale.size == 1 and scale.ndim <= 1:
+        shape = ()
+    elif scale.ndim == 1 and -x.ndim <= axis < x.ndim and x.shape[axis] == scale.size:
+        shape = [1] * x.ndim
+        shape[axis] = scale.size
+    else:
+        return None
+    with np.errstate(over="ignore"):
+        centered = x.astype(np.int32) if zero is None else x.astype(np.int32) - zero.astype(np.int32).reshape(shape)
+        y = np.asarray(centered.astype(np.float32) * scale.astype(np.float32).reshape(shape))
+        return y.astype(scale.dtype, copy=False)

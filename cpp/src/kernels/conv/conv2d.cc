@@ -15,6 +15,7 @@
 #include "kernels/gemm/gemm.h"
 #include "kernels/kernel_util.h"
 #include "kernels/platform.h"
+#include "kernels/unary/unary.h"
 #include "core/thread_pool.h"
 
 namespace webnn {
@@ -374,7 +375,7 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
     float* out = static_cast<float*>(args.outputs[0]);
     if (!f32) {  // float16 computes in float32: convert on the way in and out
       in_buffer.resize(in_count);
-      for (size_t i = 0; i < in_count; ++i) in_buffer[i] = load_float(args.inputs[0], type, i);
+      widen_halves(args.inputs[0], in_buffer.data(), in_count, args.pool);
       in = in_buffer.data();
       out_buffer.resize(out_count);
       out = out_buffer.data();
@@ -386,10 +387,7 @@ Kernel make_conv2d_kernel(DataType type, const Conv2dParams& p, const void* filt
     else if (p.nhwc) conv_indirect(p, *filter, in, residual, out, args.pool);
     else if (p.nchw_plan == Conv2dParams::NchwPlan::kViaNhwc) conv_nchw_via_nhwc(p, *filter, in, residual, out, args.pool);
     else conv_gemm_nchw(p, *filter, in, residual, out, args.pool);
-    if (!f32) {
-      float16* h = static_cast<float16*>(args.outputs[0]);
-      for (size_t i = 0; i < out_count; ++i) h[i].bits = float_to_half(out[i]);
-    }
+    if (!f32) narrow_to_halves(out, args.outputs[0], out_count, args.pool);
   };
 }
 

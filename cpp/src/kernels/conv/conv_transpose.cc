@@ -10,6 +10,7 @@
 #include "kernels/conv/conv_transpose.h"
 #include "kernels/gemm/gemm.h"
 #include "kernels/kernel_util.h"
+#include "kernels/unary/unary.h"
 #include "core/thread_pool.h"
 
 namespace webnn {
@@ -168,7 +169,7 @@ Kernel make_conv_transpose2d_kernel(DataType type, const ConvTranspose2dParams& 
     const float* input = static_cast<const float*>(args.inputs[0]);
     if (type != DataType::kFloat32) {
       in_buffer.resize(in_count);
-      for (size_t i = 0; i < in_count; ++i) in_buffer[i] = load_float(args.inputs[0], type, i);
+      widen_halves(args.inputs[0], in_buffer.data(), in_count, args.pool);
       input = in_buffer.data();
     }
     const float* bias = nullptr;
@@ -182,8 +183,7 @@ Kernel make_conv_transpose2d_kernel(DataType type, const ConvTranspose2dParams& 
       return conv_transpose_f32(p, *filter, input, bias, static_cast<float*>(args.outputs[0]), args.pool);
     acc_buffer.resize(out_count);
     conv_transpose_f32(p, *filter, input, bias, acc_buffer.data(), args.pool);
-    float16* out = static_cast<float16*>(args.outputs[0]);
-    for (size_t i = 0; i < out_count; ++i) out[i].bits = float_to_half(acc_buffer[i]);
+    narrow_to_halves(acc_buffer.data(), args.outputs[0], out_count, args.pool);
   };
 }
 

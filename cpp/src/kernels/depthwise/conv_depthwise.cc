@@ -9,6 +9,7 @@
 
 #include "kernels/kernel_util.h"
 #include "kernels/platform.h"
+#include "kernels/unary/unary.h"
 #include "core/thread_pool.h"
 
 namespace webnn {
@@ -155,16 +156,15 @@ Kernel make_depthwise_conv2d_kernel(DataType type, const Conv2dParams& p, const 
     // float16 computes in float32: convert on the way in and out.
     thread_local std::vector<float> in_buffer, out_buffer, residual_buffer;
     in_buffer.resize(in_count);
-    for (size_t i = 0; i < in_count; ++i) in_buffer[i] = load_float(args.inputs[0], type, i);
+    widen_halves(args.inputs[0], in_buffer.data(), in_count, args.pool);
     out_buffer.resize(out_count);
     if (residual) {
       residual_buffer.resize(out_count);
-      for (size_t i = 0; i < out_count; ++i) residual_buffer[i] = load_float(residual, type, i);
+      widen_halves(residual, residual_buffer.data(), out_count, args.pool);
     }
     run_depthwise(*state, *weights, in_buffer.data(), out_buffer.data(), residual ? residual_buffer.data() : nullptr,
                   args.pool);
-    float16* h = static_cast<float16*>(args.outputs[0]);
-    for (size_t i = 0; i < out_count; ++i) h[i].bits = float_to_half(out_buffer[i]);
+    narrow_to_halves(out_buffer.data(), args.outputs[0], out_count, args.pool);
   };
 }
 

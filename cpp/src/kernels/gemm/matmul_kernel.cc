@@ -3,6 +3,7 @@
 
 #include "kernels/gemm/gemm.h"
 #include "kernels/kernel_util.h"
+#include "kernels/unary/unary.h"
 #include "core/thread_pool.h"
 
 namespace webnn {
@@ -14,8 +15,7 @@ void to_float(const void* in, DataType type, float* out, size_t n) {
     std::memcpy(out, in, n * sizeof(float));
     return;
   }
-  const float16* h = static_cast<const float16*>(in);
-  for (size_t i = 0; i < n; ++i) out[i] = half_to_float(h[i].bits);
+  widen_halves(in, out, n, nullptr);
 }
 
 }  // namespace
@@ -92,8 +92,7 @@ Kernel make_matmul_kernel(DataType type, const std::vector<uint32_t>& a_shape, c
       std::vector<float> fa(M * K), fc(M * N);
       to_float(a_mat, type, fa.data(), M * K);
       gemm_f32_packed(M, N, K, fa.data(), K, false, b_packed, fc.data(), N, GemmEpilogue{}, pool);
-      float16* h = reinterpret_cast<float16*>(c_mat);
-      for (size_t i = 0; i < M * N; ++i) h[i].bits = float_to_half(fc[i]);
+      narrow_to_halves(fc.data(), c_mat, M * N, nullptr);
     };
     if (batches == 1) {
       one_batch(0, args.pool);

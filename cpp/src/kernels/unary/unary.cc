@@ -70,6 +70,25 @@ Kernel make_clamp_kernel(DataType type, size_t count, const void* min_value, con
                         [fn, lo, hi](const void* in, void* out, size_t n) { fn(in, out, n, lo.data(), hi.data()); });
 }
 
+namespace {
+void convert_in_parallel(CastLoopFn fn, const void* in, size_t in_size, void* out, size_t out_size, size_t count,
+                         ThreadPool* pool) {
+  const auto run = [&](size_t begin, size_t end) {
+    fn(static_cast<const char*>(in) + begin * in_size, static_cast<char*>(out) + begin * out_size, end - begin);
+  };
+  if (pool && count > kElementGrain) pool->parallel_for(count, kElementGrain, run);
+  else run(0, count);
+}
+}  // namespace
+
+void widen_halves(const void* in, float* out, size_t count, ThreadPool* pool) {
+  convert_in_parallel(loops().cast(DataType::kFloat16, DataType::kFloat32), in, 2, out, 4, count, pool);
+}
+
+void narrow_to_halves(const float* in, void* out, size_t count, ThreadPool* pool) {
+  convert_in_parallel(loops().cast(DataType::kFloat32, DataType::kFloat16), in, 4, out, 2, count, pool);
+}
+
 Kernel make_cast_kernel(DataType from, DataType to, size_t count) {
   if (from == to) return copy_kernel(count * data_type_size(from));  // exact, NaN payloads too
   return chunked_kernel(count, data_type_size(from), data_type_size(to), loops().cast(from, to));

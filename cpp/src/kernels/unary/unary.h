@@ -58,6 +58,12 @@ Kernel make_clamp_kernel(DataType type, size_t count, const void* min_value, con
 // The cast() operation from `from` to `to`.
 Kernel make_cast_kernel(DataType from, DataType to, size_t count);
 
+// Whole float16 arrays widened to float32 and float32 rounded to float16 (round to nearest even, as
+// cast() does), with the active level's vector loops, split among `pool`'s threads: the float16
+// forms of the kernels that compute in float32 convert their operands with these.
+void widen_halves(const void* in, float* out, size_t count, ThreadPool* pool);
+void narrow_to_halves(const float* in, void* out, size_t count, ThreadPool* pool);
+
 // ---- the inner loops, one set per ISA level (kernel_table().unary picks the active one)
 
 using ClampLoopFn = void (*)(const void* in, void* out, size_t count, const void* min_value, const void* max_value);

@@ -126,9 +126,12 @@ def conv_transpose(cv, node, opset):
 
 @handles("MaxPool", "AveragePool", "LpPool")
 def pool(cv, node, opset):
-    attrs = attributes(node)
     first_output_only(cv, node, "MaxPool indices")
-    x = cv.operand(node.input[0])
+    return pool_window(cv, node.op_type, attributes(node), cv.operand(node.input[0]))
+
+
+def pool_window(cv, op_type, attrs, x):
+    """ONNX MaxPool, AveragePool or LpPool (``op_type``) with these attributes of the operand x."""
     rank = len(x.shape)
     kernel = list(attrs["kernel_shape"])
     strides, dilations = _spatial_attrs(cv, attrs, rank)
@@ -147,7 +150,7 @@ def pool(cv, node, opset):
             if (out - 1) * s >= size + begin:  # the last window must start inside the input or leading pad
                 out -= 1
         out_sizes.append(out)
-    if node.op_type == "AveragePool" and attrs.get("count_include_pad", 0) and any(p for pair in pads for p in pair):
+    if op_type == "AveragePool" and attrs.get("count_include_pad", 0) and any(p for pair in pads for p in pair):
         # Padding counts in the divisor: pad with zeros explicitly (WebNN excludes its own padding).
         x = cv.op("pad", x, [0, 0] + [b for b, _ in pads], [0, 0] + [e for _, e in pads])
         in_sizes = [size + b + e for size, (b, e) in zip(in_sizes, pads)]
@@ -157,9 +160,9 @@ def pool(cv, node, opset):
                for size, window, s, out, (begin, end) in zip(in_sizes, windows, strides, out_sizes, pads)]
     if spatial == 1:
         kernel, strides, dilations, padding = [1] + kernel, [1] + strides, [1] + dilations, [(0, 0)] + padding
-    if node.op_type == "LpPool" and attrs.get("p", 2) != 2:
+    if op_type == "LpPool" and attrs.get("p", 2) != 2:
         raise cv.unsupported(f"p={attrs.get('p')} is not supported (WebNN has l2Pool2d only)")
-    op = {"MaxPool": "maxPool2d", "AveragePool": "averagePool2d", "LpPool": "l2Pool2d"}[node.op_type]
+    op = {"MaxPool": "maxPool2d", "AveragePool": "averagePool2d", "LpPool": "l2Pool2d"}[op_type]
     y = cv.op(op, _as_2d(cv, x, spatial), windowDimensions=kernel, padding=_padding(padding), strides=strides,
               dilations=dilations)
     return y if spatial == 2 else reshape(cv, y, [y.shape[0], y.shape[1], y.shape[3]])

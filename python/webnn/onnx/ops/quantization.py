@@ -21,7 +21,8 @@ def _quantization_parameter(cv, name, x_shape, axis, block_size, data_type):
     """A scale or zero point reshaped to the input's rank (per-tensor, per-axis or blockwise)."""
     value = cv.value(name)
     rank = len(x_shape)
-    if len(value.shape) == 0 or (len(value.shape) == 1 and value.shape[0] == 1 and rank != 1):
+    if len(value.shape) == 0 or (len(value.shape) == 1 and value.shape[0] == 1):
+        # per tensor: a scalar, or a one-element vector (as ONNX Runtime reads it, whatever the axis)
         value = reshape(cv, value, [1] * rank)
     elif len(value.shape) == 1 and not block_size:
         if not 0 <= axis < rank:

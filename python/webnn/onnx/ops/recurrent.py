@@ -317,3 +317,62 @@ def _unroll(rec, cell, peephole=None, reset_after=False):
     if cell == "lstm":
         return rec.outputs(sequence, join(final_h, 0), join(final_c, 0))
     return rec.outputs(sequence, join(final_h, 0))
+
+
+# ---------------------------------------------------------------- com.microsoft DynamicQuantizeLSTM
+def _dequantized_gates(cv, node, index, scale_index, what):
+    """DynamicQuantizeLSTM's W ([directions, input_size, 4 x hidden]) or R ([directions, hidden,
+    4 x hidden]), uint8 or int8 with scale and zero point per direction (or per direction and gate
+    column), dequantized as DequantizeLinear does (``dequantize_array``'s arithmetic) and transposed
+    to LSTM's [directions, 4 x hidden, input_size or hidden]."""
+    quantized = cv.const(node.input[index], what)
+    scale = np.asarray(cv.const(node.input[scale_index], f"{what}_scale"))
+    zero = np.asarray(cv.const(node.input[scale_index + 1], f"{what}_zero_point"))
+    if quantized.dtype.name not in ("uint8", "int8") or scale.dtype != np.float32 or zero.dtype != quantized.dtype:
+        raise cv.unsupported(f"{what} is {quantized.dtype.name} with a {scale.dtype.name} scale and a "
+                             f"{zero.dtype.name} zero point; DynamicQuantizeLSTM takes uint8 or int8 weights, float32 "
+                             "scales and zero points of the weights' type")
+    if quantized.ndim != 3:
+        raise TypeError(f"{cv.where()}: {what} must have rank 3, got shape {list(quantized.shape)}")
+    directions, columns = quantized.shape[0], quantized.shape[2]
+    for name, value in ((f"{what}_scale", scale), (f"{what}_zero_point", zero)):
+        if value.size not in (1, directions, directions * columns):
+            raise TypeError(f"{cv.where()}: {name} has shape {list(value.shape)}; it must have one value per "
+                            f"direction ({directions}) or per direction and gate column ({directions}, {columns})")
+    shape = [directions, 1, columns] if scale.size == directions * columns and scale.size != directions else \
+        [directions if scale.size == directions else 1, 1, 1]
+    zero_shape = [directions, 1, columns] if zero.size == directions * columns and zero.size != directions else \
+        [directions if zero.size == directions else 1, 1, 1]
+    with np.errstate(over="ignore"):
+        centered = quantized.astype(np.int32) - zero.astype(np.int32).reshape(zero_shape)
+        weights = centered.astype(np.float32) * scale.reshape(shape)
+    return np.ascontiguousarray(weights.transpose(0, 2, 1))
+
+
+@handles("DynamicQuantizeLSTM", domain="com.microsoft")
+def dynamic_quantize_lstm(cv, node, opset):
+    """ONNX Runtime's dynamically quantized LSTM (``quantize_dynamic`` writes it for LSTM): an LSTM
+    whose W and R are uint8/int8 constants with scales and zero points (inputs 8 to 11), in a
+    [directions, input, 4 x hidden] layout. The weights are dequantized at conversion and the node
+    runs as ONNX LSTM on float32 (this module's mapping): the float computation the quantized one
+    approximates (ONNX Runtime also quantizes X and the hidden state at each step, so its results
+    differ from the float ones by that rounding)."""
+    inputs = list(node.input) + [""] * (12 - len(node.input))
+    if not all(inputs[i] for i in (1, 2, 8, 9, 10, 11)):
+        raise TypeError(f"{cv.where()}: DynamicQuantizeLSTM needs W, R and their scales and zero points")
+    lstm_node = type(node)()
+    lstm_node.CopyFrom(node)
+    lstm_node.op_type, lstm_node.domain = "LSTM", ""
+    names = [f"{inputs[i]}\x00dequantized" for i in (1, 2)]
+    for name, index, scale_index, what in zip(names, (1, 2), (8, 10), ("W", "R")):
+        cv.set(name, _dequantized_gates(cv, node, index, scale_index, what))
+    lstm_inputs = [inputs[0]] + names + inputs[3:8]
+    while lstm_inputs and not lstm_inputs[-1]:
+        lstm_inputs.pop()
+    del lstm_node.input[:]
+    lstm_node.input.extend(lstm_inputs)
+    try:
+        return lstm(cv, lstm_node, opset)
+    finally:
+        for name in names:
+            cv.values.pop(name, None)
