@@ -36,7 +36,7 @@ from onnx import TensorProto, helper, numpy_helper  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(__file__))
 from onnx_models import vision  # noqa: E402
-from test_onnx_more_ops import ort_exact  # noqa: E402
+from test_onnx_more_ops import make_model, ort_exact  # noqa: E402
 
 MS = "com.microsoft"
 RNG = np.random.default_rng(34)
@@ -48,21 +48,6 @@ def ctx():
 
 
 # ---------------------------------------------------------------- helpers
-def make_model(nodes, inputs, outputs, initializers=(), opset=17, contrib=False):
-    """inputs: {name: array} (graph inputs typed from the arrays); outputs: names (types left to ONNX
-    Runtime); initializers: {name: array}."""
-    def info(name, array):
-        return helper.make_tensor_value_info(name, helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape))
-
-    graph = helper.make_graph(nodes, "g", [info(n, a) for n, a in inputs.items()],
-                              [helper.make_empty_tensor_value_info(n) for n in outputs],
-                              [numpy_helper.from_array(np.asarray(a), n) for n, a in dict(initializers).items()])
-    imports = [helper.make_opsetid("", opset)] + ([helper.make_opsetid(MS, 1)] if contrib else [])
-    model = helper.make_model(graph, opset_imports=imports)
-    model.ir_version = 8
-    return model
-
-
 def ort_run(model, feeds, optimize=True):
     options = ort.SessionOptions()
     if not optimize:  # no QDQ fusion into integer kernels: DequantizeLinear, the float op, QuantizeLinear
