@@ -156,6 +156,22 @@ def run_case(context, model, data_sets):
     return None
 
 
+def _qlinearmatmul_data_wraps(data_sets):
+    """Whether a QLinearMatMul case's reference output wraps an int8 overflow around (older onnx's data)
+    where the spec's quantizeLinear, and newer onnx, saturate."""
+    for inputs, outputs in data_sets:
+        a, sa, za, b, sb, zb, sy, zy = (_to_array(x) for x in inputs)
+        expected = _to_array(outputs[0])
+        real = ((a.astype(np.float64) - za) * sa) @ ((b.astype(np.float64) - zb) * sb)
+        y = np.rint(real / sy.astype(np.float64)) + zy
+        info = np.iinfo(expected.dtype)
+        wrapped = (y - info.min) % (info.max - info.min + 1) + info.min
+        far = np.abs(np.clip(y, info.min, info.max) - expected) > 1  # (float16 scales: one step of rounding)
+        if far.any() and np.all(np.abs(wrapped[far] - expected[far]) <= 1):
+            return True
+    return False
+
+
 @pytest.fixture(scope="module")
 def onnx_context():
     return webnn.create_context()
@@ -169,6 +185,9 @@ def test_node(onnx_context, name, model, data_sets):
                                                     for o in outs):
         pytest.skip("this onnx's reference data predates ONNX defining a zero norm's output as 0 (0/0 = 0), which "
                     "webnn.onnx follows")
+    if name.startswith("test_qlinearmatmul") and _qlinearmatmul_data_wraps(data_sets):
+        pytest.skip("this onnx's reference data wraps the int8 overflow around; quantizeLinear saturates (the spec, "
+                    "and newer onnx's data)")
     reason = run_case(onnx_context, model, data_sets)
     if reason:
         pytest.skip(reason)
