@@ -177,3 +177,27 @@ def test_one_channel_convolution_follows_but_does_not_seed(build_twice):
     assert (converted, entries) == (4, 1)  # 3 convs and the relu; the image read once channels-last
     steps = _core.plan_steps(graph)
     assert steps.count("conv2d") == 3 and steps.index("softmax") < len(steps) - 1
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_quantize_dequantize_follow(build_twice, per_channel):
+    """A QDQ pair between convolutions (an ONNX QDQ model) stays in the region: its scale and zero
+    point are transposed with it, per-tensor or per-channel; the quantized values are the NCHW plan's."""
+    x = RNG.standard_normal((1, 4, 12, 12)).astype(np.float32)
+    w0, w1 = _weights(8, 4, 3, 3), _weights(8, 8, 3, 3)
+    shape = [1, 8, 1, 1] if per_channel else [1, 1, 1, 1]
+    scale = RNG.uniform(0.01, 0.05, shape).astype(np.float32)
+    zero = RNG.integers(0, 20, shape).astype(np.uint8)
+
+    def make(b):
+        a = b.input("x", data_type="float32", shape=[1, 4, 12, 12])
+        y = b.relu(b.conv2d(a, b.constant(w0), padding=[1, 1, 1, 1]))
+        q = b.quantize_linear(y, b.constant(scale), b.constant(zero))
+        d = b.dequantize_linear(q, b.constant(scale), b.constant(zero))
+        return b.build({"y": b.conv2d(d, b.constant(w1), padding=[1, 1, 1, 1])})
+
+    graph = _check(build_twice, make, {"x": x})
+    converted, _, exits = _counts(graph)
+    assert converted == 5 and exits == 1, _log(graph)  # both convs, the relu and the QDQ pair
+    steps = _core.plan_steps(graph)
+    assert steps.count("transpose") == 1, steps  # only the output goes back (the constants are views)

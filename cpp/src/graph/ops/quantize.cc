@@ -56,32 +56,44 @@ Kernel lower_dequantize(const OpView& op, const std::vector<OperandDescriptor>& 
 }  // namespace
 
 const OpDef& dequantizeLinear_op() {
-  static const OpDef def{"dequantizeLinear",
-                         {{"input", ParamKind::kOperand},
-                          {"scale", ParamKind::kOperand},
-                          {"zeroPoint", ParamKind::kOperand}},
-                         {},
-                         {{"input", kQuantizedTypes, 0, kAnyRank},
-                          {"scale", kFloatTypes, 0, kAnyRank},
-                          {"zeroPoint", kQuantizedTypes, 0, kAnyRank, "input"},
-                          {"output", kFloatTypes, 0, kAnyRank}},
-                         infer_dequantize,
-                         lower_dequantize};
+  static const OpDef def = [] {
+    OpDef d{"dequantizeLinear",
+            {{"input", ParamKind::kOperand},
+             {"scale", ParamKind::kOperand},
+             {"zeroPoint", ParamKind::kOperand}},
+            {},
+            {{"input", kQuantizedTypes, 0, kAnyRank},
+             {"scale", kFloatTypes, 0, kAnyRank},
+             {"zeroPoint", kQuantizedTypes, 0, kAnyRank, "input"},
+             {"output", kFloatTypes, 0, kAnyRank}},
+            infer_dequantize,
+            lower_dequantize};
+    // Each element from its own input element and the scale block over it: NHWC regions flow
+    // through (the scale and zero point are transposed with the input).
+    d.element_wise = true;
+    return d;
+  }();
   return def;
 }
 
 const OpDef& quantizeLinear_op() {
-  static const OpDef def{"quantizeLinear",
-                         {{"input", ParamKind::kOperand},
-                          {"scale", ParamKind::kOperand},
-                          {"zeroPoint", ParamKind::kOperand}},
-                         {},
-                         {{"input", kFloatTypes, 0, kAnyRank},
-                          {"scale", kFloatTypes, 0, kAnyRank, "input"},
-                          {"zeroPoint", kQuantizedTypes, 0, kAnyRank},
-                          {"output", kQuantizedTypes, 0, kAnyRank}},
-                         infer_quantize,
-                         lower_quantize};
+  static const OpDef def = [] {
+    OpDef d{"quantizeLinear",
+            {{"input", ParamKind::kOperand},
+             {"scale", ParamKind::kOperand},
+             {"zeroPoint", ParamKind::kOperand}},
+            {},
+            {{"input", kFloatTypes, 0, kAnyRank},
+             {"scale", kFloatTypes, 0, kAnyRank, "input"},
+             {"zeroPoint", kQuantizedTypes, 0, kAnyRank},
+             {"output", kQuantizedTypes, 0, kAnyRank}},
+            infer_quantize,
+            lower_quantize};
+    // Each element from its own input element and the scale block over it: NHWC regions flow
+    // through (the scale and zero point are transposed with the input).
+    d.element_wise = true;
+    return d;
+  }();
   return def;
 }
 
