@@ -20,6 +20,10 @@ BatchChunks split_batch(const GraphIR& ir, const std::map<std::string, int>& out
 
 // Marks the nodes and operands the graph outputs depend on (live_node, live_operand).
 void remove_dead_code(CompileState& state);
+// Runs dequantizeLinear -> conv2d [-> relu | clamp] -> quantizeLinear on integers where the result
+// is the float path's up to its final rounding (docs/quantization.md): one conv2d with
+// Conv2dParams::quantization. Before constant folding; removes what it leaves unread.
+void run_quantized_ops(CompileState& state);
 // Runs, at build time, each live node whose inputs are all constants, and turns its outputs into
 // constants (a view of a constant becomes a constant sharing its bytes). Needs remove_dead_code
 // after it. Leaves graph outputs and results much larger than their inputs alone.

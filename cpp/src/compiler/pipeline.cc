@@ -18,6 +18,7 @@ struct Pass {
 
 const Pass kPipeline[] = {
     {"dead_code", remove_dead_code, false},
+    {"quantized_ops", run_quantized_ops, true},
     {"constant_folding", fold_constants, true},
     {"op_recognition", recognize_ops, true},
     {"transpose_folding", fold_transposes, true},

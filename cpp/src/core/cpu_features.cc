@@ -51,6 +51,32 @@ CpuIsa detect() {
 #endif
 }
 
+// cpuid leaf 7: AVX-512 VNNI (subleaf 0, ecx bit 11) and AVX-VNNI (subleaf 1, eax bit 4), each with
+// its OS state (zmm or ymm) and its base level.
+CpuFeatures detect_features() {
+  CpuFeatures f;
+#ifdef WEBNN_X86
+  const CpuIsa isa = detected_isa();
+  unsigned int eax, ebx, ecx, edx;
+  if (isa >= CpuIsa::kAvx512 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) f.avx512_vnni = ecx & (1u << 11);
+  if (isa >= CpuIsa::kAvx2 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avx_vnni = eax & (1u << 4);
+#endif
+  return f;
+}
+
+bool listed(const char* list, const char* name) {
+  if (!list) return false;
+  const size_t length = std::strlen(name);
+  for (const char* p = list; *p;) {
+    const char* end = std::strchr(p, ',');
+    const size_t item = end ? size_t(end - p) : std::strlen(p);
+    if (item == length && !std::strncmp(p, name, length)) return true;
+    if (!end) break;
+    p = end + 1;
+  }
+  return false;
+}
+
 CpuIsa choose() {
   CpuIsa best = detected_isa();
   const char* forced = std::getenv("WEBNN_CPU_ISA");
@@ -72,6 +98,17 @@ CpuIsa detected_isa() {
 CpuIsa active_isa() {
   static const CpuIsa isa = choose();
   return isa;
+}
+
+const CpuFeatures& active_features() {
+  static const CpuFeatures features = [] {
+    CpuFeatures f = detect_features();
+    const char* disabled = std::getenv("WEBNN_CPU_DISABLE");
+    f.avx512_vnni = f.avx512_vnni && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vnni");
+    f.avx_vnni = f.avx_vnni && active_isa() >= CpuIsa::kAvx2 && !listed(disabled, "avxvnni");
+    return f;
+  }();
+  return features;
 }
 
 }  // namespace webnn

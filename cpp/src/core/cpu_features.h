@@ -28,4 +28,13 @@ CpuIsa detected_isa();
 // level above what the CPU supports falls back to the detected one.
 CpuIsa active_isa();
 
+// Instruction-set extensions beyond the level that some kernels use (the int8 GEMM's dot products),
+// as detected, minus those named in WEBNN_CPU_DISABLE (a comma-separated list: avx512vnni, avxvnni)
+// and those above the active level (AVX-512 VNNI needs the avx512 level, AVX-VNNI avx2).
+struct CpuFeatures {
+  bool avx512_vnni = false;  // vpdpbusd on zmm
+  bool avx_vnni = false;     // vpdpbusd on ymm, VEX-encoded
+};
+const CpuFeatures& active_features();
+
 }  // namespace webnn

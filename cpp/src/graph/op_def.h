@@ -143,6 +143,9 @@ struct Node {
   std::vector<int> outputs;  // operand ids
   std::shared_ptr<const KeptAttributes> attributes;  // what validation kept (OpView::keep), or null
   std::vector<SymbolicSize> symbolic_sizes;           // shape arguments' dynamic entries
+  // Ops of the built graph that a compiler pass merged into this node (quantized_ops: the
+  // dequantizeLinear and quantizeLinear around an integer conv2d), reported with its step.
+  std::vector<std::string> absorbed_ops{};
 };
 
 // Sets a node's symbolic shape entries in `args` to the sizes `size_of(name)` gives.

@@ -15,7 +15,7 @@ namespace webnn {
 KernelTable kernel_table_for(CpuIsa isa) {
   KernelTable t{CpuIsa::kRef,         f32_gemm_4x16_ref(), &elementwise_loops_ref(), &unary_loops_ref(),
                 &data_movement_loops_ref(), &reduce_loops_ref(), &norm_loops_ref(), &pool_loops_ref(),
-                &depthwise_loops_ref()};
+                &depthwise_loops_ref(), int8_kernels_ref()};
 #if WEBNN_HAS_AVX2_KERNELS
   if (isa >= CpuIsa::kAvx2 && detected_isa() >= CpuIsa::kAvx2) {
     t.isa = CpuIsa::kAvx2;
@@ -27,6 +27,7 @@ KernelTable kernel_table_for(CpuIsa isa) {
     t.norm = &norm_loops_avx2();
     t.pool = &pool_loops_avx2();
     t.depthwise = &depthwise_loops_avx2();
+    t.int8 = int8_kernels_avx2();
   }
 #endif
 #if WEBNN_HAS_AVX512_KERNELS
@@ -40,7 +41,16 @@ KernelTable kernel_table_for(CpuIsa isa) {
     t.norm = &norm_loops_avx512();
     t.pool = &pool_loops_avx512();
     t.depthwise = &depthwise_loops_avx512();
+    t.int8 = int8_kernels_avx512();
   }
+#endif
+  // Feature bits, not levels: a forced level also drops the extensions above it.
+  const CpuFeatures& features = active_features();
+#if WEBNN_HAS_AVX512_KERNELS
+  if (t.isa == CpuIsa::kAvx512 && features.avx512_vnni) t.int8.dot4 = u8s8_gemm_12x32_avx512vnni();
+#endif
+#if WEBNN_HAS_AVX2_KERNELS
+  if (t.isa >= CpuIsa::kAvx2 && !t.int8.dot4.fn && features.avx_vnni) t.int8.dot4 = u8s8_gemm_6x16_avxvnni();
 #endif
   return t;
 }

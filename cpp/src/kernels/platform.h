@@ -1,8 +1,10 @@
-// The kernel table: per-ISA kernels picked once, at first use, for the active ISA level
-// (core/cpu_features.h; WEBNN_CPU_ISA forces a lower level).
+// The kernel table: per-ISA kernels picked once, at first use, for the active ISA level and CPU
+// features (core/cpu_features.h; WEBNN_CPU_ISA forces a lower level, WEBNN_CPU_DISABLE turns
+// extensions off).
 #pragma once
 #include "core/cpu_features.h"
 #include "kernels/gemm/gemm_ukernel.h"
+#include "kernels/int8/int8_gemm.h"
 
 namespace webnn {
 
@@ -24,6 +26,9 @@ struct KernelTable {
   const NormLoops* norm;
   const PoolLoops* pool;
   const DepthwiseLoops* depthwise;
+  // The level's int8 kernels, with the uint8 x int8 dot products of the CPU's VNNI extension
+  // (active_features(): AVX-512 VNNI at the avx512 level, else AVX-VNNI) when it has one.
+  Int8Kernels int8;
 };
 
 const KernelTable& kernel_table();

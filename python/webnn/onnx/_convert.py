@@ -178,6 +178,9 @@ class Converter:
 
     # ------------------------------------------------------------ the walk
     def run_nodes(self, nodes, opset):
+        # The 8-bit weights of QDQ convolutions stay dequantizeLinear ops of integer constants, so that
+        # the compiler's quantized_ops pass can run those convolutions on integers.
+        conv_weights = {node.input[1] for node in nodes if node.op_type == "Conv" and len(node.input) > 1}
         for index, node in self.in_order(nodes):
             self.node = node
             self.label = node.name or f"{node.op_type}_{index}"
@@ -186,7 +189,9 @@ class Converter:
                 raise self.unsupported(f"the operator domain '{node.domain}' is not supported (only the default "
                                        f"ONNX domain and {', '.join(sorted(_OTHER_DOMAINS))})")
             # Other domains' ops are not folded (left to the compiler's own constant folding).
-            if default_domain and _folding.can_fold(self, node):
+            if default_domain and _folding.can_fold(self, node) and not (
+                    node.op_type == "DequantizeLinear" and node.output[0] in conv_weights
+                    and self.dtype(node.input[0]) in ("int8", "uint8")):
                 outputs = _folding.evaluate(self, node, opset)
             else:
                 handler = HANDLERS.get(handler_key(node.domain, node.op_type))

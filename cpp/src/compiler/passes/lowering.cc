@@ -26,7 +26,8 @@ void lower_to_kernels(CompileState& state) {
     }
     const Node& node = ir.nodes[n];
     const NodeFusion& fused = fusion[n];
-    Step step{{}, node.inputs, node.outputs, node.def, node.label, fused.absorbed_ops, int(n)};
+    Step step{{}, node.inputs, node.outputs, node.def, node.label, node.absorbed_ops, int(n)};
+    step.fused.insert(step.fused.end(), fused.absorbed_ops.begin(), fused.absorbed_ops.end());
     if (fused.output >= 0) step.outputs = {fused.output};
     if (fused.addend >= 0) step.inputs.push_back(fused.addend);
     if (fused.untransposed_input >= 0) step.inputs[0] = fused.untransposed_input;

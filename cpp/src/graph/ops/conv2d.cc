@@ -1,6 +1,7 @@
 // conv2d: 2-D convolution, any input/filter layout, groups, strides, dilations, padding, bias.
 #include "graph/op_def.h"
 #include "kernels/conv/conv.h"
+#include "kernels/int8/int8_conv.h"
 
 namespace webnn {
 
@@ -89,6 +90,14 @@ Kernel lower_conv2d(const OpView& op, const std::vector<OperandDescriptor>& outp
   params.activation = op.epilogue().activation;
   params.has_residual = op.epilogue().has_residual();
   params.nchw_input = op.input_untransposed();
+  if (params.quantization) {  // the quantized_ops pass checked that the filter and bias are constants
+    if (!filter.constant_data || (bias && (!bias->constant_data || bias->desc.data_type != DataType::kFloat32)))
+      op.fail("internal: a quantized conv2d needs a constant filter and a float32 constant bias");
+    op.mark_copied_constant("filter");
+    if (bias) op.mark_copied_constant("bias");
+    return make_int8_conv2d_kernel(params, filter.constant_data->data(),
+                                   bias ? reinterpret_cast<const float*>(bias->constant_data->data()) : nullptr);
+  }
   if (filter.constant_data && (!bias || bias->constant_data)) {  // the kernel packs both at build
     op.mark_copied_constant("filter");
     if (bias) op.mark_copied_constant("bias");
@@ -110,6 +119,7 @@ uint32_t conv2d_epilogue_support(const OpView& op) {
 // and the bias (scaled and shifted, in float64: a new constant of the filter's type).
 bool conv2d_absorb_channel_affine(Node& node, std::vector<OperandInfo>& operands, const ChannelAffine& map) {
   Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
+  if (params.quantization) return false;  // its filter is quantized integers
   const size_t channels = params.out_channels;
   if (!map.uniform() && (map.axis != (params.nhwc ? 3u : 1u) || map.scale.size() != channels)) return false;
   std::vector<double> bias(channels, 0.0);
@@ -190,6 +200,7 @@ const OpDef& conv2d_op() {
     };
     d.assign_layout = [](Node& node, const std::vector<OperandInfo>& operands) {
       Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
+      if (params.quantization) return false;  // the int8 kernel reads either layout itself
       params.nchw_plan = conv2d_nchw_plan(params);
       node.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);
       return params.nchw_plan != Conv2dParams::NchwPlan::kDirect;

@@ -1,12 +1,29 @@
 // Convolution family.
 #pragma once
 #include <limits>
+#include <memory>
 #include <vector>
 
 #include "kernels/kernel.h"
 #include "kernels/unary/unary.h"
 
 namespace webnn {
+
+// A conv2d on 8-bit integers (made by the compiler's quantized_ops pass from dequantizeLinear ->
+// conv2d [-> relu/clamp] -> quantizeLinear): the input and output are quantized uint8/int8 values,
+// the filter a uint8/int8 constant, the bias (optional) a float32 constant in the float domain.
+struct Conv2dQuantization {
+  DataType input_type, filter_type, output_type;
+  float input_scale;
+  int32_t input_zero;
+  std::vector<float> filter_scale;  // per output channel
+  std::vector<int32_t> filter_zero;  // per output channel
+  float output_scale;
+  int32_t output_zero;
+  // The float result is clamped to [min, max] before it is quantized (an absorbed relu or clamp).
+  float min = -std::numeric_limits<float>::infinity();
+  float max = std::numeric_limits<float>::infinity();
+};
 
 struct Conv2dParams {
   size_t batch, in_channels, in_h, in_w;
@@ -39,6 +56,8 @@ struct Conv2dParams {
   // NHWC only: the input is read in NCHW (a transpose into channels-last absorbed by the compiler;
   // conv2d_reads_nchw_input says when the kernel can).
   bool nchw_input = false;
+  // Set: the convolution runs on integers (kernels/int8/int8_conv.h).
+  std::shared_ptr<const Conv2dQuantization> quantization{};
 };
 
 // Whether an NHWC float32 convolution can read its input in NCHW instead: ungrouped, with few input

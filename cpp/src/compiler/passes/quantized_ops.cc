@@ -1,0 +1,285 @@
+// Quantized ops: the spec's "dequantize, compute in float, quantize" run on integers where that gives
+// the float path's result up to its final rounding (docs/quantization.md). The pattern
+//   dequantizeLinear(x) -> conv2d(filter = dequantizeLinear(constant w), bias) [-> relu | clamp]
+//   -> quantizeLinear
+// with 8-bit x, w and output, single-value (per-tensor) scales and zero points for x and the output,
+// per-tensor or per-output-channel ones for w, and a constant bias (float32, or dequantizeLinear of
+// a constant) becomes one conv2d on integers (Conv2dParams::quantization, kernels/int8): the sums
+// of (x - zx)(w - zw) are exact in int32 while K * 255 * 255 < 2^31, then the kernel computes
+// v = sum * sx * sw + bias in float32, clamps, and quantizes as quantizeLinear does. Every other
+// convolution between quantize ops stays in float; the log says why. Runs before constant folding
+// (which would turn the filter into float32); removes what it leaves unread.
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "compiler/passes.h"
+#include "kernels/conv/conv.h"
+#include "kernels/int8/int8_conv.h"
+
+namespace webnn {
+
+namespace {
+
+// The largest K (taps x input channels per group) whose int32 sums cannot overflow: |x - zx| and
+// |w - zw| are at most 255.
+constexpr size_t kMaxExactK = ((size_t(1) << 31) - 1) / (255 * 255);  // 33,025
+
+bool is_8bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
+
+size_t element_count(const OperandDescriptor& desc) {
+  size_t count = 1;
+  for (uint32_t d : desc.shape) count *= d;
+  return count;
+}
+
+bool holds_constant(const OperandInfo& info) { return info.kind == OperandInfo::Kind::kConstant && info.constant_data; }
+
+// A constant's elements as int64 (8- and 32-bit integer types), or empty.
+std::vector<int64_t> integer_constant_values(const OperandInfo& info) {
+  if (!holds_constant(info)) return {};
+  const size_t count = element_count(info.desc);
+  const uint8_t* data = info.constant_data->data();
+  std::vector<int64_t> values(count);
+  for (size_t i = 0; i < count; ++i) {
+    switch (info.desc.data_type) {
+      case DataType::kUint8: values[i] = data[i]; break;
+      case DataType::kInt8: values[i] = int8_t(data[i]); break;
+      case DataType::kInt32: values[i] = reinterpret_cast<const int32_t*>(data)[i]; break;
+      case DataType::kUint32: values[i] = reinterpret_cast<const uint32_t*>(data)[i]; break;
+      default: return {};
+    }
+  }
+  return values;
+}
+
+class ConvMatcher {
+ public:
+  explicit ConvMatcher(const CompileState& state)
+      : state_(state), ir_(state.graph), readers_(state.live_readers()), conv2d_(find_op("conv2d")),
+        quantize_(find_op("quantizeLinear")), dequantize_(find_op("dequantizeLinear")) {}
+
+  // The live node producing `id` (-1: none).
+  int producer(int id) const {
+    const int n = ir_.operands[size_t(id)].producer;
+    return n >= 0 && state_.live_node[size_t(n)] ? n : -1;
+  }
+  bool only_read_once(int id) const { return readers_[size_t(id)] == 1 && !state_.is_graph_output(id); }
+
+  // The constant float32 single value of operand `id`, or false.
+  bool single_float(int id, float& value) const {
+    const std::vector<double> v = float_constant_values(ir_.operands[size_t(id)]);
+    if (v.size() != 1 || ir_.operands[size_t(id)].desc.data_type != DataType::kFloat32) return false;
+    value = float(v[0]);
+    return true;
+  }
+  bool single_integer(int id, int32_t& value) const {
+    const std::vector<int64_t> v = integer_constant_values(ir_.operands[size_t(id)]);
+    if (v.size() != 1) return false;
+    value = int32_t(v[0]);
+    return true;
+  }
+
+  // For quantizeLinear node q: the conv2d node to run on integers and its rewritten form, or a
+  // reason it stays in float (empty when q follows no convolution).
+  std::string match(size_t q, Node& fused, std::vector<size_t>& absorbed) const {
+    const Node& quant = ir_.nodes[q];
+    if (quant.def != quantize_) return "";
+    const int y = quant.inputs[0];
+    int n = producer(y);
+    if (n < 0) return "";
+    float min = -std::numeric_limits<float>::infinity(), max = std::numeric_limits<float>::infinity();
+    const Node* clamp = nullptr;
+    if (ir_.nodes[size_t(n)].def->epilogue_role == EpilogueRole::kClamp && only_read_once(y)) {
+      clamp = &ir_.nodes[size_t(n)];
+      std::tie(min, max) = clamp->def->clamp_bounds(OpView(*clamp, ir_.operands));
+      absorbed.push_back(size_t(n));
+      n = producer(clamp->inputs[0]);
+      if (n < 0) return "";
+    }
+    const Node& conv = ir_.nodes[size_t(n)];
+    if (conv.def != conv2d_) return "";
+    const int conv_out = conv.outputs[0];
+    if (!only_read_once(conv_out) || (!clamp && conv_out != y)) return "its float result has other readers";
+    if (ir_.operands[size_t(conv_out)].desc.data_type != DataType::kFloat32) return "not float32";
+    Conv2dParams params = OpView(conv, ir_.operands).attributes<Conv2dParams>();
+    if (params.quantization || !params.filter_scale.empty()) return "already rewritten";
+
+    Conv2dQuantization quantization;
+    // The output's quantization.
+    quantization.output_type = ir_.operands[size_t(quant.outputs[0])].desc.data_type;
+    if (!is_8bit(quantization.output_type)) return "it quantizes to more than 8 bits";
+    if (!single_float(quant.inputs[1], quantization.output_scale) ||
+        !single_integer(quant.inputs[2], quantization.output_zero))
+      return "the output's scale or zero point is not one constant";
+    // The input's.
+    const int input_dq = producer(conv.inputs[0]);
+    if (input_dq < 0 || ir_.nodes[size_t(input_dq)].def != dequantize_) return "its input is not dequantized";
+    const Node& in_dq = ir_.nodes[size_t(input_dq)];
+    quantization.input_type = ir_.operands[size_t(in_dq.inputs[0])].desc.data_type;
+    if (!is_8bit(quantization.input_type)) return "its input is not 8-bit";
+    if (!single_float(in_dq.inputs[1], quantization.input_scale) ||
+        !single_integer(in_dq.inputs[2], quantization.input_zero))
+      return "the input's scale or zero point is not one constant";
+    // The filter's: per tensor or per output channel.
+    const int filter_dq = producer(conv.inputs[1]);
+    if (filter_dq < 0 || ir_.nodes[size_t(filter_dq)].def != dequantize_) return "its filter is not dequantized";
+    const Node& f_dq = ir_.nodes[size_t(filter_dq)];
+    const OperandInfo& filter = ir_.operands[size_t(f_dq.inputs[0])];
+    quantization.filter_type = filter.desc.data_type;
+    if (!holds_constant(filter) || !is_8bit(filter.desc.data_type)) return "its filter is not an 8-bit constant";
+    const size_t O = params.out_channels;
+    const size_t o_axis = params.filter_layout == "oihw" || params.filter_layout == "ohwi" ? 0 : 3;
+    if (!per_channel(f_dq.inputs[1], o_axis, O) || !per_channel(f_dq.inputs[2], o_axis, O))
+      return "the filter's scales are not per tensor or per output channel";
+    const std::vector<double> scales = float_constant_values(ir_.operands[size_t(f_dq.inputs[1])]);
+    const std::vector<int64_t> zeros = integer_constant_values(ir_.operands[size_t(f_dq.inputs[2])]);
+    if (scales.empty() || zeros.empty() || ir_.operands[size_t(f_dq.inputs[1])].desc.data_type != DataType::kFloat32)
+      return "the filter's scales are not float32 constants";
+    for (size_t o = 0; o < O; ++o) {
+      quantization.filter_scale.push_back(float(scales[scales.size() == 1 ? 0 : o]));
+      quantization.filter_zero.push_back(int32_t(zeros[zeros.size() == 1 ? 0 : o]));
+    }
+    // The kernel works in units of the output scale (multiplies by sx * sw / sy).
+    const auto usable = [](float scale) { return std::isfinite(scale) && scale > 0; };
+    if (!usable(quantization.input_scale) || !usable(quantization.output_scale) ||
+        !std::all_of(quantization.filter_scale.begin(), quantization.filter_scale.end(),
+                     [](float scale) { return std::isfinite(scale) && scale >= 0; }))
+      return "a scale is not positive and finite";
+    if (params.kernel_h * params.kernel_w * (params.in_channels / params.groups) > kMaxExactK)
+      return "K is too large for exact int32 sums";
+    quantization.min = min;
+    quantization.max = max;
+
+    fused = conv;
+    const size_t input_arg = size_t(conv2d_->argument_index("input"));
+    const size_t filter_arg = size_t(conv2d_->argument_index("filter"));
+    const size_t bias_arg = size_t(conv2d_->argument_index("bias"));
+    fused.args[input_arg] = OperandRef{in_dq.inputs[0]};
+    fused.args[filter_arg] = OperandRef{f_dq.inputs[0]};
+    if (params.has_bias) {
+      std::vector<double> bias;
+      if (!bias_values(conv.inputs[2], O, bias)) return "its bias is not constant";
+      fused.args[bias_arg] = OperandRef{-1 - int(bias_values_.size())};  // resolved by the caller
+      bias_values_.push_back(std::move(bias));
+    }
+    params.quantization = std::make_shared<const Conv2dQuantization>(std::move(quantization));
+    fused.attributes = std::make_shared<KeptAs<Conv2dParams>>(params);
+    fused.outputs = quant.outputs;
+    fused.absorbed_ops = {"dequantizeLinear"};
+    if (clamp) fused.absorbed_ops.push_back(clamp->def->name);
+    fused.absorbed_ops.push_back("quantizeLinear");
+    absorbed.push_back(q);
+    return "ok";
+  }
+
+  mutable std::vector<std::vector<double>> bias_values_;
+
+ private:
+  // Whether constant `id` holds one value, or `count` values along `axis` (every other dim 1).
+  bool per_channel(int id, size_t axis, size_t count) const {
+    const OperandDescriptor& desc = ir_.operands[size_t(id)].desc;
+    const size_t elements = element_count(desc);
+    if (elements == 1) return true;
+    if (elements != count || desc.shape.size() != 4) return false;
+    return desc.shape[axis] == count;
+  }
+
+  // The bias as float values: a float32 constant, or a dequantizeLinear of a constant with constant
+  // parameters (one, or one per channel), computed as its kernel does: (b - zero) * scale, the
+  // difference exact and the product in double, rounded to float32.
+  bool bias_values(int id, size_t count, std::vector<double>& out) const {
+    const OperandInfo& info = ir_.operands[size_t(id)];
+    if (holds_constant(info)) {
+      if (info.desc.data_type != DataType::kFloat32) return false;
+      out = float_constant_values(info);
+      return out.size() == count;
+    }
+    const int n = producer(id);
+    if (n < 0 || ir_.nodes[size_t(n)].def != dequantize_) return false;
+    const Node& dq = ir_.nodes[size_t(n)];
+    const std::vector<int64_t> b = integer_constant_values(ir_.operands[size_t(dq.inputs[0])]);
+    const std::vector<double> scale = float_constant_values(ir_.operands[size_t(dq.inputs[1])]);
+    const std::vector<int64_t> zero = integer_constant_values(ir_.operands[size_t(dq.inputs[2])]);
+    if (ir_.operands[size_t(dq.outputs[0])].desc.data_type != DataType::kFloat32) return false;
+    if (b.size() != count || (scale.size() != 1 && scale.size() != count) || (zero.size() != 1 && zero.size() != count))
+      return false;
+    out.resize(count);
+    for (size_t o = 0; o < count; ++o)
+      out[o] = double(float(double(b[o] - zero[zero.size() == 1 ? 0 : o]) * scale[scale.size() == 1 ? 0 : o]));
+    return true;
+  }
+
+  const CompileState& state_;
+  const GraphIR& ir_;
+  std::vector<int> readers_;
+  const OpDef *conv2d_, *quantize_, *dequantize_;
+};
+
+}  // namespace
+
+void run_quantized_ops(CompileState& state) {
+  GraphIR& ir = state.graph;
+  size_t integer = 0;
+  std::map<std::string, size_t> kernels, left;
+  std::vector<std::pair<size_t, Node>> rewrites;
+  std::vector<size_t> removed;
+  {
+    const ConvMatcher matcher(state);
+    for (size_t q = 0; q < ir.nodes.size(); ++q) {
+      if (!state.live_node[q]) continue;
+      Node fused;
+      std::vector<size_t> absorbed;
+      const std::string result = matcher.match(q, fused, absorbed);
+      if (result.empty()) continue;
+      if (result != "ok") {
+        ++left[result];
+        continue;
+      }
+      // Bias placeholders become new float32 constants.
+      const size_t bias_arg = size_t(fused.def->argument_index("bias"));
+      if (auto* ref = std::get_if<OperandRef>(&fused.args[bias_arg]); ref && ref->id < 0) {
+        const std::vector<double>& values = matcher.bias_values_[size_t(-1 - ref->id)];
+        ref->id = add_float_constant(ir.operands, {DataType::kFloat32, {uint32_t(values.size())}}, values);
+      }
+      rebuild_inputs(fused);
+      const Conv2dParams& params = OpView(fused, ir.operands).attributes<Conv2dParams>();
+      const void* filter = ir.operands[size_t(fused.inputs[1])].constant_data->data();
+      ++kernels[int8_conv2d_is_depthwise(params) ? "int8 depthwise loops" : int8_conv2d_ukernel(params, filter).name];
+      rewrites.emplace_back(q, std::move(fused));
+      removed.insert(removed.end(), absorbed.begin(), absorbed.end());
+      ++integer;
+    }
+  }
+  // Each conv2d node is replaced in place by its integer form, which produces the quantize's output.
+  for (auto& [q, fused] : rewrites) {
+    // The conv2d is the producer of the chain's first float value: find it through the removed nodes.
+    size_t n = q;
+    while (ir.nodes[n].def != fused.def) n = size_t(ir.operands[size_t(ir.nodes[n].inputs[0])].producer);
+    for (int out : fused.outputs) ir.operands[size_t(out)].producer = int(n);
+    ir.nodes[n] = std::move(fused);
+  }
+  for (size_t n : removed) state.live_node[n] = false;
+  if (integer > 0) {
+    remove_dead_code(state);
+    state.plan->pass_log.pop_back();  // the dead-code line: this pass logs its own
+  }
+  std::string summary = str_cat(integer, " conv2d run on integers");
+  if (!kernels.empty()) {
+    summary += " (";
+    bool first = true;
+    for (const auto& [name, count] : kernels) summary += str_cat(first ? "" : ", ", name, " x", count), first = false;
+    summary += ")";
+  }
+  size_t float_count = 0;
+  for (const auto& [reason, count] : left) float_count += count;
+  summary += str_cat(", ", float_count, " left in float");
+  if (!left.empty()) {
+    summary += ":";
+    bool first = true;
+    for (const auto& [reason, count] : left) summary += str_cat(first ? " " : "; ", reason, " (", count, ")"), first = false;
+  }
+  state.log("quantized_ops", summary);
+}
+
+}  // namespace webnn

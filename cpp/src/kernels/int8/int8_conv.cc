@@ -1,0 +1,308 @@
+// The quantized conv2d driver: packs the filter once into the chosen microkernel's panels, then per
+// block of output pixels gathers im2col rows of the input (zero points for padding), runs every
+// panel of the group over them and requantizes each tile while it is in L1.
+#include "kernels/int8/int8_conv.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/shared_constants.h"
+#include "core/thread_pool.h"
+#include "kernels/platform.h"
+
+namespace webnn {
+
+namespace {
+
+constexpr size_t kBlockBytes = 96 * 1024;  // the packed A rows of one block, kept in L2 across panels
+constexpr size_t kMaxNr = 32;
+
+int32_t filter_value(const Conv2dParams& p, const uint8_t* filter, size_t index) {
+  return p.quantization->filter_type == DataType::kInt8 ? int32_t(int8_t(filter[index])) : int32_t(filter[index]);
+}
+
+bool filter_fits_int8(const Conv2dParams& p, const uint8_t* filter) {
+  const FilterStrides fs = filter_strides(p);
+  const size_t cg = p.in_channels / p.groups;
+  for (size_t o = 0; o < p.out_channels; ++o)
+    for (size_t c = 0; c < cg; ++c)
+      for (size_t h = 0; h < p.kernel_h; ++h)
+        for (size_t w = 0; w < p.kernel_w; ++w) {
+          const int32_t v = filter_value(p, filter, o * fs.o + c * fs.i + h * fs.h + w * fs.w) -
+                            p.quantization->filter_zero[o];
+          if (v < -128 || v > 127) return false;
+        }
+  return true;
+}
+
+// Per-thread buffers, grown on demand and kept across calls.
+template <class T>
+T* thread_buffer(size_t slot, size_t count) {
+  thread_local BufferPtr buffers[4];
+  BufferPtr& buffer = buffers[slot];
+  if (!buffer || buffer->size() < count * sizeof(T)) buffer = std::make_shared<AlignedBuffer>(count * sizeof(T));
+  return reinterpret_cast<T*>(buffer->data());
+}
+
+class Int8Conv2d {
+ public:
+  Int8Conv2d(const Conv2dParams& p, const void* filter_data, const float* bias)
+      : p_(p), q_(*p.quantization), kernels_(kernel_table().int8) {
+    const uint8_t* filter = static_cast<const uint8_t*>(filter_data);
+    const size_t O = p.out_channels;
+    cg_ = p.in_channels / p.groups;
+    og_ = O / p.groups;
+    taps_ = p.kernel_h * p.kernel_w;
+    K_ = taps_ * cg_;
+    input_signed_ = q_.input_type == DataType::kInt8;
+    multiplier_.resize(O);
+    bias_.assign(O, 0.0f);
+    offset_.assign(O, 0);
+    // In units of the output scale (Int8Requantize).
+    const double output_scale = q_.output_scale;
+    for (size_t o = 0; o < O; ++o) {
+      multiplier_[o] = float(double(q_.input_scale) * double(q_.filter_scale[o]) / output_scale);
+      if (bias) bias_[o] = float(double(bias[o]) / output_scale);
+    }
+    min_ = float(double(q_.min) / output_scale);
+    max_ = float(double(q_.max) / output_scale);
+    const FilterStrides fs = filter_strides(p);
+    auto centered = [&](size_t o, size_t c, size_t tap) {
+      return filter_value(p, filter, o * fs.o + c * fs.i + tap / p.kernel_w * fs.h + tap % p.kernel_w * fs.w) -
+             q_.filter_zero[o];
+    };
+    depthwise_ = int8_conv2d_is_depthwise(p);
+    for (size_t t = 0; t < taps_; ++t) {  // each tap's input offset from the output pixel's origin
+      tap_dy_.push_back(ptrdiff_t(t / p.kernel_w * p.dilation_h) - ptrdiff_t(p.pad_top));
+      tap_dx_.push_back(ptrdiff_t(t % p.kernel_w * p.dilation_w) - ptrdiff_t(p.pad_left));
+    }
+    if (depthwise_) {
+      dw_filter_.resize(taps_ * O);
+      for (size_t t = 0; t < taps_; ++t)
+        for (size_t o = 0; o < O; ++o) dw_filter_[t * O + o] = int16_t(centered(o, 0, t));
+      return;
+    }
+    uk_ = int8_conv2d_ukernel(p, filter_data);
+    const size_t width = int8_dot_width(uk_.dot), nr = uk_.nr;
+    k_steps_ = (K_ + width - 1) / width;
+    panels_ = (og_ + nr - 1) / nr;
+    // dot4 reads uint8 activations: int8 input is flipped (x + 128) as it is gathered, its zero point too.
+    a_zero_ = q_.input_zero + (uk_.dot == Int8Dot::kU8S8x4 && input_signed_ ? 128 : 0);
+    packed_ = std::make_shared<AlignedBuffer>(p.groups * panels_ * k_steps_ * nr * sizeof(uint32_t));
+    uint32_t* out = reinterpret_cast<uint32_t*>(packed_->data());
+    for (size_t g = 0; g < p.groups; ++g)
+      for (size_t panel = 0; panel < panels_; ++panel) {
+        uint32_t* words = out + (g * panels_ + panel) * k_steps_ * nr;
+        for (size_t j = 0; j < nr; ++j) {
+          const size_t oj = panel * nr + j, o = g * og_ + oj;
+          if (oj >= og_) continue;  // zero columns
+          int64_t column_sum = 0;
+          for (size_t k = 0; k < K_; ++k) {
+            // K runs over (kh, kw, c): a tap's channels are contiguous in an NHWC input row.
+            const int32_t v = centered(o, k % cg_, k / cg_);
+            column_sum += v;
+            uint32_t& word = words[k / width * nr + j];
+            if (width == 4) word |= uint32_t(uint8_t(int8_t(v))) << (8 * (k % 4));
+            else word |= uint32_t(uint16_t(int16_t(v))) << (16 * (k % 2));
+          }
+          // dot4 sums x * w: the activation zero point's share, -zx * sum(w), is added back per column.
+          if (uk_.dot == Int8Dot::kU8S8x4) offset_[o] = int32_t(-int64_t(a_zero_) * column_sum);
+        }
+      }
+    packed_ = share_constant(packed_);  // identical packed filters share one buffer across graphs
+  }
+
+  const char* kernel_name() const { return depthwise_ ? "depthwise" : uk_.name; }
+
+  void operator()(const KernelArgs& args) const {
+    const uint8_t* in = static_cast<const uint8_t*>(args.inputs[0]);
+    uint8_t* out = static_cast<uint8_t*>(args.outputs[0]);
+    if (depthwise_) return run_depthwise(in, out, args.pool);
+    run_gemm(in, out, args.pool);
+  }
+
+ private:
+  Int8Requantize requantize_at(size_t o) const {
+    return Int8Requantize{offset_.data() + o, multiplier_.data() + o, bias_.data() + o, min_, max_,
+                          float(q_.output_zero), q_.output_type == DataType::kInt8};
+  }
+
+  // Element offsets of input pixel (n, h, w) channel c: NHWC or NCHW.
+  size_t input_offset(size_t n, size_t h, size_t w) const {
+    return p_.nhwc ? ((n * p_.in_h + h) * p_.in_w + w) * p_.in_channels : n * p_.in_channels * p_.in_h * p_.in_w + h * p_.in_w + w;
+  }
+  size_t input_channel_stride() const { return p_.nhwc ? 1 : p_.in_h * p_.in_w; }
+
+  // The im2col row of output pixel m for group g, as `width`-element words' elements: uint8
+  // (flipped for int8 input) with the zero point as padding, or int16 minus the zero point.
+  template <class T>
+  void gather_row(const uint8_t* in, size_t m, size_t g, T* row) const {
+    const size_t ohw = p_.out_h * p_.out_w, n = m / ohw, pix = m % ohw, oh = pix / p_.out_w, ow = pix % p_.out_w;
+    const size_t cs = input_channel_stride();
+    constexpr bool kWords16 = sizeof(T) == 2;
+    const T pad = kWords16 ? T(0) : T(a_zero_);
+    for (size_t kh = 0; kh < p_.kernel_h; ++kh) {
+      const ptrdiff_t ih = ptrdiff_t(oh * p_.stride_h + kh * p_.dilation_h) - ptrdiff_t(p_.pad_top);
+      for (size_t kw = 0; kw < p_.kernel_w; ++kw, row += cg_) {
+        const ptrdiff_t iw = ptrdiff_t(ow * p_.stride_w + kw * p_.dilation_w) - ptrdiff_t(p_.pad_left);
+        if (ih < 0 || iw < 0 || ih >= ptrdiff_t(p_.in_h) || iw >= ptrdiff_t(p_.in_w)) {
+          std::fill(row, row + cg_, pad);
+          continue;
+        }
+        const uint8_t* x = in + input_offset(n, size_t(ih), size_t(iw)) + g * cg_ * cs;
+        if constexpr (kWords16) {
+          if (input_signed_)
+            for (size_t c = 0; c < cg_; ++c) row[c] = T(int32_t(int8_t(x[c * cs])) - a_zero_);
+          else
+            for (size_t c = 0; c < cg_; ++c) row[c] = T(int32_t(x[c * cs]) - a_zero_);
+        } else if (input_signed_) {
+          for (size_t c = 0; c < cg_; ++c) row[c] = T(x[c * cs] ^ 0x80);
+        } else if (cs == 1) {
+          std::memcpy(row, x, cg_);
+        } else {
+          for (size_t c = 0; c < cg_; ++c) row[c] = x[c * cs];
+        }
+      }
+    }
+  }
+
+  // Packs the MR rows from output pixel m0 (rows past M are zero) as [k_steps][MR] words.
+  void pack_tile(const uint8_t* in, size_t m0, size_t rows, size_t g, uint32_t* panel) const {
+    const size_t mr = uk_.mr, width = int8_dot_width(uk_.dot);
+    const size_t stride_words = k_steps_;  // one staged row, in words
+    uint32_t* staged = thread_buffer<uint32_t>(1, mr * stride_words);
+    for (size_t i = 0; i < mr; ++i) {
+      uint32_t* row_words = staged + i * stride_words;
+      row_words[stride_words - 1] = 0;  // K's padding to whole words
+      if (i >= rows) {
+        std::memset(row_words, 0, stride_words * sizeof(uint32_t));
+        continue;
+      }
+      if (width == 4) gather_row(in, m0 + i, g, reinterpret_cast<uint8_t*>(row_words));
+      else gather_row(in, m0 + i, g, reinterpret_cast<int16_t*>(row_words));
+    }
+    for (size_t s = 0; s < k_steps_; ++s)
+      for (size_t i = 0; i < mr; ++i) panel[s * mr + i] = staged[i * stride_words + s];
+  }
+
+  void run_gemm(const uint8_t* in, uint8_t* out, ThreadPool* pool) const {
+    const size_t mr = uk_.mr, nr = uk_.nr, O = p_.out_channels, ohw = p_.out_h * p_.out_w;
+    const size_t M = p_.batch * ohw, tiles = (M + mr - 1) / mr;
+    const size_t tile_words = k_steps_ * mr;
+    const size_t block_tiles = std::clamp<size_t>(kBlockBytes / (tile_words * sizeof(uint32_t)), 1, tiles);
+    const size_t blocks = (tiles + block_tiles - 1) / block_tiles;
+    // Few pixels (late layers): the panels are shared out too, each chunk gathering its own A block.
+    const size_t threads = pool ? size_t(pool->max_threads()) : 1;
+    size_t chunks = std::clamp<size_t>((4 * threads + blocks * p_.groups - 1) / (blocks * p_.groups), 1, panels_);
+    const size_t chunk_panels = (panels_ + chunks - 1) / chunks;
+    chunks = (panels_ + chunk_panels - 1) / chunk_panels;
+    const size_t items = blocks * p_.groups * chunks;
+    const uint32_t* packed = reinterpret_cast<const uint32_t*>(packed_->data());
+    auto run = [&](size_t begin, size_t end) {
+      uint32_t* a = thread_buffer<uint32_t>(0, block_tiles * tile_words);
+      int32_t* tile = thread_buffer<int32_t>(2, mr * nr);
+      uint8_t* staged_out = thread_buffer<uint8_t>(3, mr * kMaxNr);
+      for (size_t item = begin; item < end; ++item) {
+        const size_t chunk = item % chunks, g = item / chunks % p_.groups;
+        const size_t t0 = item / chunks / p_.groups * block_tiles, t1 = std::min(tiles, t0 + block_tiles);
+        for (size_t t = t0; t < t1; ++t)
+          pack_tile(in, t * mr, std::min(mr, M - t * mr), g, a + (t - t0) * tile_words);
+        const size_t p1 = std::min(panels_, (chunk + 1) * chunk_panels);
+        for (size_t panel = chunk * chunk_panels; panel < p1; ++panel) {
+          const uint32_t* b = packed + (g * panels_ + panel) * k_steps_ * nr;
+          const size_t o0 = g * og_ + panel * nr, cols = std::min(nr, og_ - panel * nr);
+          const Int8Requantize rq = requantize_at(o0);
+          for (size_t t = t0; t < t1; ++t) {
+            const size_t m0 = t * mr, rows = std::min(mr, M - m0);
+            uk_.fn(k_steps_, a + (t - t0) * tile_words, b, tile);
+            if (p_.nhwc) {
+              kernels_.requantize(rows, cols, tile, nr, rq, out + m0 * O + o0, O);
+              continue;
+            }
+            kernels_.requantize(rows, cols, tile, nr, rq, staged_out, kMaxNr);
+            for (size_t i = 0; i < rows; ++i) {
+              const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
+              uint8_t* dst = out + (n * O + o0) * ohw + pix;
+              for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_out[i * kMaxNr + j];
+            }
+          }
+        }
+      }
+    };
+    const size_t work = M * O * K_;
+    if (threads > 1 && items > 1 && work >= (size_t(1) << 18)) pool->parallel_for(items, 1, run);
+    else run(0, items);
+  }
+
+  // NCHW runs through NHWC copies of the input and output: the loop vectorizes over channels.
+  void run_depthwise(const uint8_t* in, uint8_t* out, ThreadPool* pool) const {
+    if (p_.nhwc) return run_depthwise_nhwc(in, out, pool);
+    const size_t C = p_.out_channels, in_plane = p_.in_h * p_.in_w, out_plane = p_.out_h * p_.out_w;
+    std::vector<uint8_t> in_nhwc(p_.batch * in_plane * C), out_nhwc(p_.batch * out_plane * C);
+    for (size_t n = 0; n < p_.batch; ++n)
+      for (size_t c = 0; c < C; ++c)
+        for (size_t i = 0; i < in_plane; ++i) in_nhwc[(n * in_plane + i) * C + c] = in[(n * C + c) * in_plane + i];
+    run_depthwise_nhwc(in_nhwc.data(), out_nhwc.data(), pool);
+    for (size_t n = 0; n < p_.batch; ++n)
+      for (size_t c = 0; c < C; ++c)
+        for (size_t i = 0; i < out_plane; ++i) out[(n * C + c) * out_plane + i] = out_nhwc[(n * out_plane + i) * C + c];
+  }
+
+  void run_depthwise_nhwc(const uint8_t* in, uint8_t* out, ThreadPool* pool) const {
+    const size_t C = p_.out_channels, rows = p_.batch * p_.out_h;
+    auto run = [&](size_t begin, size_t end) {
+      const Int8Requantize rq = requantize_at(0);
+      const uint8_t** x = reinterpret_cast<const uint8_t**>(thread_buffer<uintptr_t>(0, taps_));
+      for (size_t r = begin; r < end; ++r) {
+        const size_t n = r / p_.out_h, oh = r % p_.out_h;
+        for (size_t ow = 0; ow < p_.out_w; ++ow) {
+          for (size_t t = 0; t < taps_; ++t) {
+            const ptrdiff_t ih = ptrdiff_t(oh * p_.stride_h) + tap_dy_[t], iw = ptrdiff_t(ow * p_.stride_w) + tap_dx_[t];
+            const bool inside = ih >= 0 && iw >= 0 && ih < ptrdiff_t(p_.in_h) && iw < ptrdiff_t(p_.in_w);
+            x[t] = inside ? in + ((n * p_.in_h + size_t(ih)) * p_.in_w + size_t(iw)) * C : nullptr;
+          }
+          kernels_.depthwise(C, taps_, x, input_signed_, q_.input_zero, dw_filter_.data(), rq,
+                             out + ((n * p_.out_h + oh) * p_.out_w + ow) * C);
+        }
+      }
+    };
+    const size_t grain = std::max<size_t>(1, (size_t(1) << 15) / std::max<size_t>(1, p_.out_w * C * taps_));
+    if (pool && pool->max_threads() > 1 && rows > grain) pool->parallel_for(rows, grain, run);
+    else run(0, rows);
+  }
+
+  Conv2dParams p_;
+  Conv2dQuantization q_;
+  Int8Kernels kernels_;
+  Int8GemmUkernel uk_;
+  size_t cg_ = 0, og_ = 0, taps_ = 0, K_ = 0, k_steps_ = 0, panels_ = 0;
+  bool input_signed_ = false, depthwise_ = false;
+  int32_t a_zero_ = 0;
+  float min_ = 0, max_ = 0;
+  BufferPtr packed_;
+  std::vector<int32_t> offset_;
+  std::vector<float> multiplier_, bias_;
+  std::vector<int16_t> dw_filter_;
+  std::vector<ptrdiff_t> tap_dy_, tap_dx_;
+};
+
+}  // namespace
+
+bool int8_conv2d_is_depthwise(const Conv2dParams& p) {
+  return p.groups == p.in_channels && p.out_channels == p.in_channels;
+}
+
+const Int8GemmUkernel& int8_conv2d_ukernel(const Conv2dParams& p, const void* filter) {
+  const Int8Kernels& k = kernel_table().int8;
+  if (k.dot4.fn && filter_fits_int8(p, static_cast<const uint8_t*>(filter))) return k.dot4;
+  return k.dot2;
+}
+
+Kernel make_int8_conv2d_kernel(const Conv2dParams& p, const void* filter, const float* bias) {
+  if (!p.quantization || !filter)
+    throw Error(ErrorKind::kUnknownError, "internal: a quantized conv2d needs its quantization and constant filter");
+  auto conv = std::make_shared<const Int8Conv2d>(p, filter, bias);
+  return [conv](const KernelArgs& args) { (*conv)(args); };
+}
+
+}  // namespace webnn

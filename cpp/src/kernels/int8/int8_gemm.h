@@ -1,0 +1,65 @@
+// The int8 GEMM family: quantized convolutions (and products) on integers. A and B are packed as
+// 32-bit words, panel by panel ([k_steps][MR] words of A, [k_steps][NR] words of B), and a word
+// holds either 4 consecutive K values (uint8 activations x int8 weights: the VNNI dot products) or
+// 2 (int16 activations x int16 weights, both already minus their zero points: vpmaddwd). Both sum
+// into int32 exactly (no 16-bit saturating step); the requantize epilogue then turns each column
+// of int32 sums into 8-bit values while the tile is in L1.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+
+namespace webnn {
+
+enum class Int8Dot : uint8_t {
+  kU8S8x4,  // a word: 4 uint8 of A, or 4 int8 of B
+  kS16x2,   // a word: 2 int16 of A, or 2 int16 of B
+};
+constexpr size_t int8_dot_width(Int8Dot dot) { return dot == Int8Dot::kU8S8x4 ? 4 : 2; }
+
+// tile[MR][NR] (int32, overwritten) = Apanel[k_steps][MR] . Bpanel[k_steps][NR], each word a dot product.
+using Int8GemmFn = void (*)(size_t k_steps, const uint32_t* a_panel, const uint32_t* b_panel, int32_t* tile);
+
+// What turns the int32 sums of one output column j into 8-bit values (all per column, at column 0 of
+// the tile), in units of the output's scale: t = float(sum + offset[j]) * multiplier[j] + bias[j]
+// (multiplier = input scale x weight scale / output scale, bias = bias / output scale), clamped to
+// [min, max] (an absorbed relu or clamp, also divided by the output scale), then
+// q = saturate(roundHalfEven(t) + output_zero), NaN to 0.
+struct Int8Requantize {
+  const int32_t* offset;     // the activation zero point's term (zeros when it has none)
+  const float* multiplier;
+  const float* bias;         // zeros when there is none
+  float min, max;
+  float output_zero;
+  bool output_signed;        // int8 output, else uint8
+};
+// rows x cols int32 sums (row stride ld) to 8-bit values at out[i * out_ld + j].
+using Int8RequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq,
+                                  uint8_t* out, size_t out_ld);
+
+// The depthwise convolution of one NHWC output pixel (channel multiplier 1), requantized:
+// sum[c] = sum over the pixel's taps t of (x_t[c] - input_zero) * filter[t][c] (int16 weights minus
+// their zero points; taps outside the input are null and add nothing), then out[c] as above.
+using Int8DepthwiseFn = void (*)(size_t channels, size_t taps, const uint8_t* const* x, bool input_signed,
+                                 int32_t input_zero, const int16_t* filter, const Int8Requantize& rq, uint8_t* out);
+
+struct Int8GemmUkernel {
+  Int8GemmFn fn = nullptr;  // null: this CPU has no such kernel
+  size_t mr = 0, nr = 0;
+  Int8Dot dot = Int8Dot::kS16x2;
+  const char* name = "";
+};
+
+struct Int8Kernels {
+  Int8GemmUkernel dot4;  // uint8 x int8 (VNNI), when the CPU has it
+  Int8GemmUkernel dot2;  // int16 x int16, everywhere
+  Int8RequantizeFn requantize;
+  Int8DepthwiseFn depthwise;
+};
+
+const Int8Kernels& int8_kernels_ref();
+const Int8Kernels& int8_kernels_avx2();
+const Int8Kernels& int8_kernels_avx512();
+Int8GemmUkernel u8s8_gemm_12x32_avx512vnni();
+Int8GemmUkernel u8s8_gemm_6x16_avxvnni();
+
+}  // namespace webnn
