@@ -195,6 +195,14 @@ case("exact_groups_2_stride_2_dilation_2_batch_2", exact=True, n=2, c=8, o=6, gr
      dilations=(2, 2), padding=(2, 1, 0, 2), size=(9, 8))
 case("exact_image_1x1", exact=True, c=16, o=3, size=(1, 1), x="int8", w="uint8")
 case("exact_o64_per_tensor", exact=True, c=16, o=64, per_channel=False, w_zero="high", bias="none")
+# pointwise NHWC uint8 (A's rows read in place, the last partial tile gathered) and depthwise channel
+# counts that leave a partial vector at every level
+case("exact_pointwise_nhwc_rows_in_place", exact=True, c=32, o=40, size=(7, 9), kernel=(1, 1),
+     padding=(0, 0, 0, 0), layout="nhwc", filter_layout="hwio", w_zero="zero", act="relu")
+case("exact_pointwise_nhwc_groups_2", exact=True, c=32, o=20, groups=2, size=(5, 5), kernel=(1, 1),
+     padding=(0, 0, 0, 0), layout="nhwc", filter_layout="ohwi", w_zero="zero")
+case("exact_depthwise_40_nhwc", exact=True, c=40, o=40, groups=40, size=(6, 5), layout="nhwc",
+     filter_layout="ihwo", x="int8")
 
 INTEGER_CASES = [name for name, spec in CASES.items() if spec.integer]
 assert INTEGER_CASES == list(CASES)
@@ -218,7 +226,8 @@ VARIANT_CASES = ["exact_u8_s8_relu", "exact_s8_s8_nhwc_clamp", "exact_u8_s8_extr
                  "exact_u8_u8_weight_zero_128", "exact_u8_s8_random_zero_points", "exact_u8_u8_extremes",
                  "exact_s8_u8_extremes", "exact_depthwise_13_nhwc_relu6", "exact_groups_2_stride_2_dilation_2_batch_2",
                  "exact_image_1x1", "exact_o64_per_tensor", "odd_pixels_1x1", "k_1x1x4096", "k_1x1x4096_symmetric",
-                 "depthwise_8", "depthwise_32_stride_2_relu6"]
+                 "depthwise_8", "depthwise_32_stride_2_relu6", "exact_pointwise_nhwc_rows_in_place",
+                 "exact_pointwise_nhwc_groups_2", "exact_depthwise_40_nhwc"]
 
 
 # ---------------------------------------------------------------- float64 reference

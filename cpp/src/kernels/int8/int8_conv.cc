@@ -79,7 +79,7 @@ class Int8Conv2d {
     if (depthwise_) {
       dw_filter_.resize(taps_ * O);
       for (size_t t = 0; t < taps_; ++t)
-        for (size_t o = 0; o < O; ++o) dw_filter_[t * O + o] = int16_t(centered(o, 0, t));
+        for (size_t o = 0; o < O; ++o) dw_filter_[t * O + o] = centered(o, 0, t);
       return;
     }
     uk_ = int8_conv2d_ukernel(p, filter_data);
@@ -88,6 +88,10 @@ class Int8Conv2d {
     panels_ = (og_ + nr - 1) / nr;
     // dot4 reads uint8 activations: int8 input is flipped (x + 128) as it is gathered, its zero point too.
     a_zero_ = q_.input_zero + (uk_.dot == Int8Dot::kU8S8x4 && input_signed_ ? 128 : 0);
+    // 1x1, stride 1, unpadded, NHWC uint8 with whole words per row: A's rows are read in place.
+    rows_in_place_ = uk_.dot == Int8Dot::kU8S8x4 && !input_signed_ && p.nhwc && taps_ == 1 && p.stride_h == 1 &&
+                     p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w &&
+                     K_ % 4 == 0;
     packed_ = std::make_shared<AlignedBuffer>(p.groups * panels_ * k_steps_ * nr * sizeof(uint32_t));
     uint32_t* out = reinterpret_cast<uint32_t*>(packed_->data());
     for (size_t g = 0; g < p.groups; ++g)
@@ -127,41 +131,56 @@ class Int8Conv2d {
                           float(q_.output_zero), q_.output_type == DataType::kInt8};
   }
 
-  // Element offsets of input pixel (n, h, w) channel c: NHWC or NCHW.
-  size_t input_offset(size_t n, size_t h, size_t w) const {
-    return p_.nhwc ? ((n * p_.in_h + h) * p_.in_w + w) * p_.in_channels : n * p_.in_channels * p_.in_h * p_.in_w + h * p_.in_w + w;
-  }
+  // The element stride between an input pixel's channels: NHWC or NCHW.
   size_t input_channel_stride() const { return p_.nhwc ? 1 : p_.in_h * p_.in_w; }
 
   // The im2col row of output pixel m for group g, as `width`-element words' elements: uint8
   // (flipped for int8 input) with the zero point as padding, or int16 minus the zero point.
+  // Output pixel (n, oh, ow) of row m: the position is carried from row to row (no divisions per row).
+  struct Pixel {
+    size_t n, oh, ow;
+  };
+  Pixel pixel_of(size_t m) const {
+    const size_t ohw = p_.out_h * p_.out_w, pix = m % ohw;
+    return {m / ohw, pix / p_.out_w, pix % p_.out_w};
+  }
+  void next_pixel(Pixel& at) const {
+    if (++at.ow < p_.out_w) return;
+    at.ow = 0;
+    if (++at.oh < p_.out_h) return;
+    at.oh = 0;
+    ++at.n;
+  }
+
   template <class T>
-  void gather_row(const uint8_t* in, size_t m, size_t g, T* row) const {
-    const size_t ohw = p_.out_h * p_.out_w, n = m / ohw, pix = m % ohw, oh = pix / p_.out_w, ow = pix % p_.out_w;
-    const size_t cs = input_channel_stride();
+  void gather_row(const uint8_t* in, const Pixel& at, size_t g, T* row) const {
+    // Locals: stores through uint8_t may alias the members, which would be reloaded per byte.
+    const size_t cg = cg_, cs = input_channel_stride(), taps = taps_, in_h = p_.in_h, in_w = p_.in_w;
+    const size_t pixel_stride = p_.nhwc ? p_.in_channels : 1;
+    const ptrdiff_t y0 = ptrdiff_t(at.oh * p_.stride_h), x0 = ptrdiff_t(at.ow * p_.stride_w);
+    const uint8_t* image = in + at.n * p_.in_channels * in_h * in_w + g * cg * cs;
+    const int32_t zero = a_zero_;
+    const bool flip = input_signed_;
     constexpr bool kWords16 = sizeof(T) == 2;
-    const T pad = kWords16 ? T(0) : T(a_zero_);
-    for (size_t kh = 0; kh < p_.kernel_h; ++kh) {
-      const ptrdiff_t ih = ptrdiff_t(oh * p_.stride_h + kh * p_.dilation_h) - ptrdiff_t(p_.pad_top);
-      for (size_t kw = 0; kw < p_.kernel_w; ++kw, row += cg_) {
-        const ptrdiff_t iw = ptrdiff_t(ow * p_.stride_w + kw * p_.dilation_w) - ptrdiff_t(p_.pad_left);
-        if (ih < 0 || iw < 0 || ih >= ptrdiff_t(p_.in_h) || iw >= ptrdiff_t(p_.in_w)) {
-          std::fill(row, row + cg_, pad);
-          continue;
-        }
-        const uint8_t* x = in + input_offset(n, size_t(ih), size_t(iw)) + g * cg_ * cs;
-        if constexpr (kWords16) {
-          if (input_signed_)
-            for (size_t c = 0; c < cg_; ++c) row[c] = T(int32_t(int8_t(x[c * cs])) - a_zero_);
-          else
-            for (size_t c = 0; c < cg_; ++c) row[c] = T(int32_t(x[c * cs]) - a_zero_);
-        } else if (input_signed_) {
-          for (size_t c = 0; c < cg_; ++c) row[c] = T(x[c * cs] ^ 0x80);
-        } else if (cs == 1) {
-          std::memcpy(row, x, cg_);
-        } else {
-          for (size_t c = 0; c < cg_; ++c) row[c] = x[c * cs];
-        }
+    const T pad = kWords16 ? T(0) : T(zero);
+    for (size_t t = 0; t < taps; ++t, row += cg) {
+      const ptrdiff_t ih = y0 + tap_dy_[t], iw = x0 + tap_dx_[t];
+      if (ih < 0 || iw < 0 || ih >= ptrdiff_t(in_h) || iw >= ptrdiff_t(in_w)) {
+        std::fill(row, row + cg, pad);
+        continue;
+      }
+      const uint8_t* x = image + (size_t(ih) * in_w + size_t(iw)) * pixel_stride;
+      if constexpr (kWords16) {
+        if (flip)
+          for (size_t c = 0; c < cg; ++c) row[c] = T(int32_t(int8_t(x[c * cs])) - zero);
+        else
+          for (size_t c = 0; c < cg; ++c) row[c] = T(int32_t(x[c * cs]) - zero);
+      } else if (flip) {
+        for (size_t c = 0; c < cg; ++c) row[c] = T(x[c * cs] ^ 0x80);
+      } else if (cs == 1 && cg >= 32) {
+        std::memcpy(row, x, cg);
+      } else {  // a few channels (a stem's 3): a call to memcpy per tap would cost more than the copy
+        for (size_t c = 0; c < cg; ++c) row[c] = x[c * cs];
       }
     }
   }
@@ -170,16 +189,24 @@ class Int8Conv2d {
   void pack_tile(const uint8_t* in, size_t m0, size_t rows, size_t g, uint32_t* panel) const {
     const size_t mr = uk_.mr, width = int8_dot_width(uk_.dot);
     const size_t stride_words = k_steps_;  // one staged row, in words
+    if (rows_in_place_ && rows == mr) {
+      // A pointwise convolution's rows are the input's pixels: words straight from them.
+      const uint8_t* first = in + m0 * p_.in_channels + g * cg_;
+      for (size_t s = 0; s < k_steps_; ++s)
+        for (size_t i = 0; i < mr; ++i) std::memcpy(panel + s * mr + i, first + i * p_.in_channels + 4 * s, 4);
+      return;
+    }
     uint32_t* staged = thread_buffer<uint32_t>(1, mr * stride_words);
-    for (size_t i = 0; i < mr; ++i) {
+    Pixel at = pixel_of(m0);
+    for (size_t i = 0; i < mr; ++i, next_pixel(at)) {
       uint32_t* row_words = staged + i * stride_words;
       row_words[stride_words - 1] = 0;  // K's padding to whole words
       if (i >= rows) {
         std::memset(row_words, 0, stride_words * sizeof(uint32_t));
         continue;
       }
-      if (width == 4) gather_row(in, m0 + i, g, reinterpret_cast<uint8_t*>(row_words));
-      else gather_row(in, m0 + i, g, reinterpret_cast<int16_t*>(row_words));
+      if (width == 4) gather_row(in, at, g, reinterpret_cast<uint8_t*>(row_words));
+      else gather_row(in, at, g, reinterpret_cast<int16_t*>(row_words));
     }
     for (size_t s = 0; s < k_steps_; ++s)
       for (size_t i = 0; i < mr; ++i) panel[s * mr + i] = staged[i * stride_words + s];
@@ -276,13 +303,13 @@ class Int8Conv2d {
   Int8Kernels kernels_;
   Int8GemmUkernel uk_;
   size_t cg_ = 0, og_ = 0, taps_ = 0, K_ = 0, k_steps_ = 0, panels_ = 0;
-  bool input_signed_ = false, depthwise_ = false;
+  bool input_signed_ = false, depthwise_ = false, rows_in_place_ = false;
   int32_t a_zero_ = 0;
   float min_ = 0, max_ = 0;
   BufferPtr packed_;
   std::vector<int32_t> offset_;
   std::vector<float> multiplier_, bias_;
-  std::vector<int16_t> dw_filter_;
+  std::vector<int32_t> dw_filter_;
   std::vector<ptrdiff_t> tap_dy_, tap_dx_;
 };
 

@@ -37,10 +37,10 @@ using Int8RequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums,
                                   uint8_t* out, size_t out_ld);
 
 // The depthwise convolution of one NHWC output pixel (channel multiplier 1), requantized:
-// sum[c] = sum over the pixel's taps t of (x_t[c] - input_zero) * filter[t][c] (int16 weights minus
+// sum[c] = sum over the pixel's taps t of (x_t[c] - input_zero) * filter[t][c] (int32 weights minus
 // their zero points; taps outside the input are null and add nothing), then out[c] as above.
 using Int8DepthwiseFn = void (*)(size_t channels, size_t taps, const uint8_t* const* x, bool input_signed,
-                                 int32_t input_zero, const int16_t* filter, const Int8Requantize& rq, uint8_t* out);
+                                 int32_t input_zero, const int32_t* filter, const Int8Requantize& rq, uint8_t* out);
 
 struct Int8GemmUkernel {
   Int8GemmFn fn = nullptr;  // null: this CPU has no such kernel
