@@ -57,7 +57,7 @@ class ConvMatcher {
  public:
   explicit ConvMatcher(const CompileState& state)
       : state_(state), ir_(state.graph), readers_(state.live_readers()), conv2d_(find_op("conv2d")),
-        quantize_(find_op("quantizeLinear")), dequantize_(find_op("dequantizeLinear")) {}
+        quantize_(find_op("quantizeLinear")), dequantize_(find_op("dequantizeLinear")), matmul_(find_op("matmul")) {}
 
   // The live node producing `id` (-1: none).
   int producer(int id) const {
@@ -98,12 +98,28 @@ class ConvMatcher {
       if (n < 0) return "";
     }
     const Node& conv = ir_.nodes[size_t(n)];
-    if (conv.def != conv2d_) return "";
+    if (conv.def != conv2d_ && conv.def != matmul_) return "";
     const int conv_out = conv.outputs[0];
     if (!only_read_once(conv_out) || (!clamp && conv_out != y)) return "its float result has other readers";
     if (ir_.operands[size_t(conv_out)].desc.data_type != DataType::kFloat32) return "not float32";
-    Conv2dParams params = OpView(conv, ir_.operands).attributes<Conv2dParams>();
-    if (params.quantization || !params.filter_scale.empty()) return "already rewritten";
+    Conv2dParams params;
+    size_t weight_rank = 4, o_axis = 0;
+    if (conv.def == conv2d_) {
+      params = OpView(conv, ir_.operands).attributes<Conv2dParams>();
+      if (params.quantization || !params.filter_scale.empty()) return "already rewritten";
+      o_axis = params.filter_layout == "oihw" || params.filter_layout == "ohwi" ? 0 : 3;
+    } else {
+      // [rows, K] x [K, N] (a's leading dims flattened into rows) is a 1x1 NHWC convolution of a
+      // rows x 1 image with K channels by an hwio filter: the same bytes in and out.
+      const std::vector<uint32_t>& a = ir_.operands[size_t(conv.inputs[0])].desc.shape;
+      const std::vector<uint32_t>& b = ir_.operands[size_t(conv.inputs[1])].desc.shape;
+      if (b.size() != 2) return "its second operand is not a matrix";
+      size_t rows = 1;
+      for (size_t d = 0; d + 1 < a.size(); ++d) rows *= a[d];
+      params = Conv2dParams{1, b[0], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, true, "hwio", false};
+      weight_rank = 2;
+      o_axis = 1;
+    }
 
     Conv2dQuantization quantization;
     // The output's quantization.
@@ -129,8 +145,7 @@ class ConvMatcher {
     quantization.filter_type = filter.desc.data_type;
     if (!holds_constant(filter) || !is_8bit(filter.desc.data_type)) return "its filter is not an 8-bit constant";
     const size_t O = params.out_channels;
-    const size_t o_axis = params.filter_layout == "oihw" || params.filter_layout == "ohwi" ? 0 : 3;
-    if (!per_channel(f_dq.inputs[1], o_axis, O) || !per_channel(f_dq.inputs[2], o_axis, O))
+    if (!per_channel(f_dq.inputs[1], weight_rank, o_axis, O) || !per_channel(f_dq.inputs[2], weight_rank, o_axis, O))
       return "the filter's scales are not per tensor or per output channel";
     const std::vector<double> scales = float_constant_values(ir_.operands[size_t(f_dq.inputs[1])]);
     const std::vector<int64_t> zeros = integer_constant_values(ir_.operands[size_t(f_dq.inputs[2])]);
@@ -152,12 +167,10 @@ class ConvMatcher {
     quantization.max = max;
 
     fused = conv;
-    const size_t input_arg = size_t(conv2d_->argument_index("input"));
-    const size_t filter_arg = size_t(conv2d_->argument_index("filter"));
-    const size_t bias_arg = size_t(conv2d_->argument_index("bias"));
-    fused.args[input_arg] = OperandRef{in_dq.inputs[0]};
-    fused.args[filter_arg] = OperandRef{f_dq.inputs[0]};
+    fused.args[0] = OperandRef{in_dq.inputs[0]};  // input, a
+    fused.args[1] = OperandRef{f_dq.inputs[0]};   // filter, b
     if (params.has_bias) {
+      const size_t bias_arg = size_t(conv2d_->argument_index("bias"));
       std::vector<double> bias;
       if (!bias_values(conv.inputs[2], O, bias)) return "its bias is not constant";
       fused.args[bias_arg] = OperandRef{-1 - int(bias_values_.size())};  // resolved by the caller
@@ -176,12 +189,13 @@ class ConvMatcher {
   mutable std::vector<std::vector<double>> bias_values_;
 
  private:
-  // Whether constant `id` holds one value, or `count` values along `axis` (every other dim 1).
-  bool per_channel(int id, size_t axis, size_t count) const {
+  // Whether constant `id` holds one value, or `count` values along `axis` of a rank-`rank` shape
+  // (every other dim 1).
+  bool per_channel(int id, size_t rank, size_t axis, size_t count) const {
     const OperandDescriptor& desc = ir_.operands[size_t(id)].desc;
     const size_t elements = element_count(desc);
     if (elements == 1) return true;
-    if (elements != count || desc.shape.size() != 4) return false;
+    if (elements != count || desc.shape.size() != rank) return false;
     return desc.shape[axis] == count;
   }
 
@@ -213,7 +227,7 @@ class ConvMatcher {
   const CompileState& state_;
   const GraphIR& ir_;
   std::vector<int> readers_;
-  const OpDef *conv2d_, *quantize_, *dequantize_;
+  const OpDef *conv2d_, *quantize_, *dequantize_, *matmul_;
 };
 
 }  // namespace
@@ -237,15 +251,16 @@ void run_quantized_ops(CompileState& state) {
         continue;
       }
       // Bias placeholders become new float32 constants.
-      const size_t bias_arg = size_t(fused.def->argument_index("bias"));
-      if (auto* ref = std::get_if<OperandRef>(&fused.args[bias_arg]); ref && ref->id < 0) {
+      const size_t bias_arg = fused.def->name == std::string("conv2d") ? size_t(fused.def->argument_index("bias")) : 0;
+      if (auto* ref = std::get_if<OperandRef>(&fused.args[bias_arg]); bias_arg && ref && ref->id < 0) {
         const std::vector<double>& values = matcher.bias_values_[size_t(-1 - ref->id)];
         ref->id = add_float_constant(ir.operands, {DataType::kFloat32, {uint32_t(values.size())}}, values);
       }
       rebuild_inputs(fused);
       const Conv2dParams& params = OpView(fused, ir.operands).attributes<Conv2dParams>();
       const void* filter = ir.operands[size_t(fused.inputs[1])].constant_data->data();
-      ++kernels[int8_conv2d_is_depthwise(params) ? "int8 depthwise loops" : int8_conv2d_ukernel(params, filter).name];
+      ++kernels[str_cat(fused.def->name, " ",
+                        int8_conv2d_is_depthwise(params) ? "int8 depthwise loops" : int8_conv2d_ukernel(params, filter).name)];
       rewrites.emplace_back(q, std::move(fused));
       removed.insert(removed.end(), absorbed.begin(), absorbed.end());
       ++integer;
@@ -264,7 +279,7 @@ void run_quantized_ops(CompileState& state) {
     remove_dead_code(state);
     state.plan->pass_log.pop_back();  // the dead-code line: this pass logs its own
   }
-  std::string summary = str_cat(integer, " conv2d run on integers");
+  std::string summary = str_cat(integer, " ops run on integers");
   if (!kernels.empty()) {
     summary += " (";
     bool first = true;

@@ -1,6 +1,7 @@
 // matmul: batched matrix product with broadcast batch dims.
 #include "graph/op_def.h"
 #include "kernels/gemm/gemm.h"
+#include "kernels/int8/int8_conv.h"
 
 namespace webnn {
 
@@ -23,6 +24,12 @@ std::vector<OperandDescriptor> infer_matmul(const OpView& op) {
 
 Kernel lower_matmul(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const OperandInfo& b = op.info("b");
+  // The quantized_ops pass made it an integer product of 8-bit values: a 1x1 NHWC convolution.
+  if (const auto* quantized = dynamic_cast<const KeptAs<Conv2dParams>*>(op.kept().get())) {
+    if (!b.constant_data) op.fail("internal: a quantized matmul needs a constant b");
+    op.mark_copied_constant("b");
+    return make_int8_conv2d_kernel(quantized->value, b.constant_data->data(), nullptr);
+  }
   MatmulEpilogue epilogue;
   epilogue.residual = op.epilogue().has_residual();
   epilogue.column_bias = op.epilogue().has_column_bias();

@@ -1,0 +1,94 @@
+"""Quantized matrix products run on integers (compiler pass quantized_ops): dequantizeLinear(a) x
+dequantizeLinear(constant 2-D b) [-> relu/clamp] -> quantizeLinear becomes one matmul step on
+8-bit values, within one quantization step of the spec's float path (docs/quantization.md), exact
+where every float value on the way is exact."""
+import numpy as np
+import pytest
+
+import webnn
+
+RNG = np.random.default_rng(7)
+RANGES = {"uint8": (0, 255), "int8": (-128, 127)}
+
+
+def _build(context, a_shape, k, n, a_type, b_type, per_column, activation, exact, other_reader=False):
+    builder = webnn.MLGraphBuilder(context)
+    rank = len(a_shape)
+    lo, hi = RANGES[a_type]
+    b_lo, b_hi = RANGES[b_type]
+    b = RNG.integers(b_lo, b_hi + 1, (k, n)).astype(b_type)
+    if exact:  # power-of-two scales and small sums: the float path is exact too
+        sa, sb, sy = np.float32(2.0 ** -4), np.full(n if per_column else 1, 2.0 ** -6, np.float32), np.float32(2.0 ** -3)
+    else:
+        sa = np.float32(0.013)
+        sb = (RNG.random(n if per_column else 1) * 0.01 + 0.001).astype(np.float32)
+        sy = np.float32(0.07)
+    za = np.array(RNG.integers(lo, hi + 1), a_type)
+    zb = np.array(RNG.integers(b_lo, b_hi + 1, sb.shape), b_type)
+    zy = np.array(RNG.integers(0, 256), np.uint8)
+    one = [1] * rank
+    x = builder.input("a", data_type=a_type, shape=list(a_shape))
+    a_dq = builder.dequantize_linear(x, builder.constant(sa.reshape(one)), builder.constant(za.reshape(one)))
+    b_shape = [1, n] if per_column else [1, 1]
+    b_dq = builder.dequantize_linear(builder.constant(b), builder.constant(sb.reshape(b_shape)),
+                                     builder.constant(zb.reshape(b_shape)))
+    y = builder.matmul(a_dq, b_dq, label="qmatmul")
+    float_y = y
+    if activation == "relu":
+        y = builder.relu(y)
+    elif activation == "clamp":
+        y = builder.clamp(y, min_value=-0.5, max_value=3.0)
+    outputs = {"q": builder.quantize_linear(y, builder.constant(np.full(one, sy, np.float32)),
+                                            builder.constant(zy.reshape(one)))}
+    if other_reader:
+        outputs["f"] = builder.relu(float_y)
+    graph = builder.build(outputs)
+
+    def reference(a):
+        ad = (a.astype(np.float64) - float(za)) * float(sa)
+        bd = (b.astype(np.float64) - zb.reshape(b_shape).astype(np.float64)) * sb.reshape(b_shape).astype(np.float64)
+        r = ad @ bd
+        if activation == "relu":
+            r = np.maximum(r, 0)
+        elif activation == "clamp":
+            r = np.clip(r, -0.5, 3.0)
+        return np.clip(np.round(r / float(sy)) + float(zy), 0, 255)
+
+    return graph, reference
+
+
+def _summary(graph):
+    return dict(graph.describe_plan()["passes"])["quantized_ops"]
+
+
+@pytest.mark.parametrize("a_shape,k,n", [((5, 16), 16, 24), ((2, 3, 40), 40, 33), ((1, 7, 4096), 4096, 5),
+                                         ((13, 3), 3, 1)])
+@pytest.mark.parametrize("types", [("uint8", "int8"), ("int8", "int8"), ("uint8", "uint8")])
+@pytest.mark.parametrize("activation", [None, "relu", "clamp"])
+def test_quantized_matmul_runs_on_integers(context, a_shape, k, n, types, activation):
+    graph, reference = _build(context, a_shape, k, n, *types, per_column=True, activation=activation, exact=False)
+    steps = [s for s in graph.describe_plan()["steps"] if not s["view"]]
+    assert [s["op"] for s in steps] == ["matmul"], steps
+    assert "dequantizeLinear" in steps[0]["fused"] and "quantizeLinear" in steps[0]["fused"]
+    assert steps[0]["inputs"][0]["dataType"] == types[0] and steps[0]["outputs"][0]["dataType"] == "uint8"
+    assert _summary(graph).startswith("1 ops run on integers"), _summary(graph)
+    a = RNG.integers(*RANGES[types[0]], a_shape, endpoint=True).astype(types[0])
+    out = context.compute(graph, {"a": a})["q"].astype(np.int64)
+    diff = np.abs(out - reference(a).astype(np.int64))
+    assert diff.max() <= 1 and (diff == 0).mean() >= 0.99
+
+
+@pytest.mark.parametrize("per_column", [False, True])
+def test_quantized_matmul_exact(context, per_column):
+    graph, reference = _build(context, (9, 32), 32, 20, "uint8", "int8", per_column, "relu", exact=True)
+    a = RNG.integers(0, 256, (9, 32)).astype(np.uint8)
+    np.testing.assert_array_equal(context.compute(graph, {"a": a})["q"], reference(a).astype(np.uint8))
+
+
+def test_matmul_with_another_reader_stays_float(context):
+    graph, reference = _build(context, (4, 8), 8, 6, "uint8", "int8", True, None, exact=False, other_reader=True)
+    assert _summary(graph).startswith("0 ops run on integers"), _summary(graph)
+    assert "left in float" in _summary(graph)
+    a = RNG.integers(0, 256, (4, 8)).astype(np.uint8)
+    diff = np.abs(context.compute(graph, {"a": a})["q"].astype(np.int64) - reference(a).astype(np.int64))
+    assert diff.max() <= 1
