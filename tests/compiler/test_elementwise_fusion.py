@@ -158,3 +158,58 @@ def test_a_chain_writes_over_its_input_in_place(context, monkeypatch):
     want = np.maximum(x, 0) + 1
     np.testing.assert_array_equal(graph.compute({"x": x})["y"], want)
     np.testing.assert_array_equal(apart.compute({"x": x})["y"], want)
+
+
+def _quantization(b, scale, zero, dtype, rank):
+    one = [1] * rank
+    return b.constant(np.full(one, scale, np.float32)), b.constant(np.full(one, zero, dtype))
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype,out_dtype", [("uint8", "uint8"), ("int8", "int8"), ("uint8", "int8")])
+@pytest.mark.parametrize("c_shape", [[2, 3, 20, 30], [1, 3, 1, 30]])
+def test_quantized_residual_add_is_one_step(monkeypatch, same_results, threads, dtype, out_dtype, c_shape):
+    """dequantizeLinear(a) + dequantizeLinear(c) -> relu -> quantizeLinear (a QDQ model's residual
+    add): one step reading and writing 8-bit values, the same bits as the ops one by one, over a
+    tensor longer than a 512-element block. A c that broadcasts is dequantized on its own (inner
+    values of a chain have its output's shape) and read by the chain in float."""
+    context = webnn.ml.create_context(num_threads=threads)
+    lo, hi = (0, 255) if dtype == "uint8" else (-128, 127)
+    a = RNG.integers(lo, hi + 1, (2, 3, 20, 30)).astype(dtype)
+    c = RNG.integers(lo, hi + 1, c_shape).astype(dtype)
+
+    def make(b):
+        x = b.dequantize_linear(b.input("a", data_type=dtype, shape=[2, 3, 20, 30]), *_quantization(b, 0.031, 7, dtype, 4))
+        y = b.dequantize_linear(b.input("c", data_type=dtype, shape=c_shape),
+                                *_quantization(b, 0.017, -3 if dtype == "int8" else 200, dtype, 4))
+        s = b.relu(b.add(x, y))
+        return b.build({"q": b.quantize_linear(s, *_quantization(b, 0.05, 5, out_dtype, 4))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    fused = "elementwise+dequantizeLinear+dequantizeLinear+add+relu+quantizeLinear"
+    if c_shape != [2, 3, 20, 30]:
+        fused = ["dequantizeLinear", "elementwise+dequantizeLinear+add+relu+quantizeLinear"]
+    assert _core.plan_steps(graph) == (fused if isinstance(fused, list) else [fused])
+    assert _core.plan_steps(plain) == ["dequantizeLinear", "dequantizeLinear", "add", "relu", "quantizeLinear"]
+    got = same_results(graph, plain, {"a": a, "c": c})["q"]
+    assert got.dtype == np.dtype(out_dtype)
+    za, zc = 7, (-3 if dtype == "int8" else 200)
+    s = np.maximum((a.astype(np.float64) - za) * np.float32(0.031) + (c.astype(np.float64) - zc) * np.float32(0.017), 0)
+    want = np.clip(np.round(s / np.float32(0.05)) + 5, *((0, 255) if out_dtype == "uint8" else (-128, 127)))
+    assert np.abs(got.astype(np.int64) - want).max() <= 1
+
+
+def test_quantize_with_per_channel_scales_stays_apart(context, monkeypatch, same_results):
+    """Only per-tensor (single-value constant) parameters become chain steps."""
+    a = RNG.integers(0, 256, (1, 4, 3, 3)).astype(np.uint8)
+
+    def make(b):
+        scale = b.constant(np.array([0.1, 0.2, 0.3, 0.4], np.float32).reshape(1, 4, 1, 1))
+        x = b.dequantize_linear(b.input("a", data_type="uint8", shape=[1, 4, 3, 3]), scale,
+                                b.constant(np.zeros((1, 4, 1, 1), np.uint8)))
+        s = b.sigmoid(b.add(x, x))
+        return b.build({"q": b.quantize_linear(s, *_quantization(b, 0.01, 0, "uint8", 4))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert _core.plan_steps(graph) == ["dequantizeLinear", "elementwise+add+sigmoid+quantizeLinear"]
+    same_results(graph, plain, {"a": a})

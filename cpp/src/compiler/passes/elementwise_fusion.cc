@@ -1,5 +1,6 @@
 // Element-wise fusion: a connected group of float32 element-wise ops (OpDef::chain_step) that all
-// produce one shape, whose inner values nothing outside the group reads, runs as one elementwise
+// produce one shape (8-bit values may enter through dequantizeLinear and leave through a final
+// quantizeLinear, per-tensor), whose inner values nothing outside the group reads, runs as one elementwise
 // step (graph/ops/elementwise_chain.cc) that keeps each block's values in L1 from op to op; only
 // the group's result reaches memory. Ops already in a kernel's epilogue stay there. Each op runs the
 // loop it runs alone, so results are bit-identical.
@@ -22,36 +23,46 @@ void fuse_elementwise_chains(CompileState& state) {
   const std::vector<int> readers = state.live_readers();
   std::vector<bool> grouped(ir.nodes.size(), false);
   const auto is_float32 = [&](int id) { return ir.operands[size_t(id)].desc.data_type == DataType::kFloat32; };
-  // Node n as a chain step (operands not set), when it can be one.
-  const auto step_of = [&](size_t n, ChainStep& step) {
+  // The operands a step reads element by element (a quantize op's scale and zero point are values
+  // of its step).
+  const auto data_inputs = [&](const Node& node, const ChainStep& step) {
+    const size_t count = step.kind == ChainStep::Kind::kBinary ? 2 : 1;
+    return std::vector<int>(node.inputs.begin(), node.inputs.begin() + std::min(count, node.inputs.size()));
+  };
+  // Node n as a chain step (operands not set), when it can be one. Float32 values inside; 8-bit
+  // values only enter through a dequantize step and leave through a quantize step at the sink.
+  const auto step_of = [&](size_t n, ChainStep& step, bool sink) {
     const Node& node = ir.nodes[n];
     const NodeFusion& fused = state.fusion[n];
     if (!state.live_node[n] || grouped[n] || !node.def->chain_step || node.outputs.size() != 1 ||
         fused.runs_in >= 0 || fused.output >= 0 || !fused.absorbed_ops.empty() || fused.untransposed_input >= 0 ||
-        !is_float32(node.outputs[0]) || !std::all_of(node.inputs.begin(), node.inputs.end(), is_float32))
+        !node.def->chain_step(OpView(node, ir.operands), step))
       return false;
-    return node.def->chain_step(OpView(node, ir.operands), step);
+    const std::vector<int> in = data_inputs(node, step);
+    if (step.kind == ChainStep::Kind::kQuantize) return sink && is_float32(in[0]);
+    if (!is_float32(node.outputs[0])) return false;
+    return step.kind == ChainStep::Kind::kDequantize || std::all_of(in.begin(), in.end(), is_float32);
   };
 
   size_t groups = 0, ops = 0;
   for (size_t sink = ir.nodes.size(); sink-- > 0;) {
     ChainStep probe;
-    if (!step_of(sink, probe)) continue;
+    if (!step_of(sink, probe, true)) continue;
     const OperandDescriptor& desc = ir.operands[size_t(ir.nodes[sink].outputs[0])].desc;
     // Grow the group from its sink: add the producer of an operand when every reader of that operand
     // is in the group (repeat until none joins).
     std::vector<size_t> members{sink};
     std::map<int, int> reads;  // operand -> reads by the group's nodes
-    for (int id : ir.nodes[sink].inputs) ++reads[id];
+    for (int id : data_inputs(ir.nodes[sink], probe)) ++reads[id];
     const auto produced_inside = [&](int id) {
       const int p = ir.operands[size_t(id)].producer;
       return p >= 0 && std::find(members.begin(), members.end(), size_t(p)) != members.end();
     };
     // The operands the group reads from outside it if node p joined.
-    const auto inputs_with = [&](size_t p) {
+    const auto inputs_with = [&](size_t p, const ChainStep& step) {
       size_t count = 0;
       for (const auto& [id, reads_of_id] : reads) count += !produced_inside(id) && id != ir.nodes[p].outputs[0];
-      for (int in : ir.nodes[p].inputs) count += !reads.count(in) && !produced_inside(in);
+      for (int in : data_inputs(ir.nodes[p], step)) count += !reads.count(in) && !produced_inside(in);
       return count;
     };
     for (bool grew = true; grew && members.size() < kMaxChainSteps;) {
@@ -59,11 +70,12 @@ void fuse_elementwise_chains(CompileState& state) {
       for (const auto& [id, count] : reads) {
         const int p = ir.operands[size_t(id)].producer;
         if (p < 0 || produced_inside(id)) continue;
-        if (count != readers[size_t(id)] || state.is_graph_output(id) || ir.operands[size_t(id)].desc != desc) continue;
+        if (count != readers[size_t(id)] || state.is_graph_output(id) || ir.operands[size_t(id)].desc.shape != desc.shape)
+          continue;
         ChainStep step;
-        if (!step_of(size_t(p), step) || inputs_with(size_t(p)) > kMaxChainInputs) continue;
+        if (!step_of(size_t(p), step, false) || inputs_with(size_t(p), step) > kMaxChainInputs) continue;
         members.push_back(size_t(p));
-        for (int in : ir.nodes[size_t(p)].inputs) ++reads[in];
+        for (int in : data_inputs(ir.nodes[size_t(p)], step)) ++reads[in];
         grew = true;
         break;  // `reads` changed
       }
@@ -83,7 +95,7 @@ void fuse_elementwise_chains(CompileState& state) {
     for (size_t n : members) {
       const Node& node = ir.nodes[n];
       ChainStep step;
-      step_of(n, step);
+      step_of(n, step, n == sink);
       step.a = source(node.inputs[0]);
       if (step.kind == ChainStep::Kind::kBinary) step.b = source(node.inputs[1]);
       step_result[node.outputs[0]] = int(steps.size());

@@ -120,8 +120,8 @@ void convert_to_nhwc(CompileState& state) {
       nodes.push_back(std::move(node));
       continue;
     }
-    for (int* id : laid_out)
-      if (ir.operands[size_t(*id)].desc.shape.size() == 4) *id = nhwc_input(*id, node.label);
+    for (int* id : laid_out)  // a single value ([1, 1, 1, 1]) reads the same in either layout
+      if (ir.operands[size_t(*id)].desc.shape.size() == 4 && !single_value(*id, ir)) *id = nhwc_input(*id, node.label);
     rebuild_inputs(node);
     if (node.def->to_nhwc ? !node.def->to_nhwc(node, ir.operands) : (revalidate(node, ir.operands), false)) {
       nodes.push_back(ir.nodes[n]);  // it cannot: it reads NCHW (the transposes made for it go unread)

@@ -3,6 +3,8 @@
 //
 // Scale values must be > 0 (#906); they are tensor data, so this is not checked: a zero scale
 // saturates (x / 0 = ±inf) and NaN results quantize to 0, never undefined behaviour.
+#include <cstring>
+
 #include "graph/op_def.h"
 #include "kernels/quantize/quantize.h"
 
@@ -53,6 +55,24 @@ Kernel lower_dequantize(const OpView& op, const std::vector<OperandDescriptor>& 
   return make_dequantize_kernel(input.data_type, outputs[0].data_type, input.shape, op.operand("scale").shape);
 }
 
+// A chain step (compiler/passes/elementwise_fusion.cc) for the per-tensor 8-bit form: float32 scale
+// and an int8/uint8 zero point, each one constant value.
+bool quantization_chain_step(const OpView& op, ChainStep& step, ChainStep::Kind kind) {
+  const OperandInfo& scale = op.info("scale");
+  const OperandInfo& zero_point = op.info("zeroPoint");
+  const DataType type = zero_point.desc.data_type;
+  if (scale.desc.data_type != DataType::kFloat32 || !scale.constant_data || !zero_point.constant_data ||
+      (type != DataType::kUint8 && type != DataType::kInt8) || scale.constant_data->size() != sizeof(float) ||
+      zero_point.constant_data->size() != 1)
+    return false;
+  step.kind = kind;
+  std::memcpy(&step.scale, scale.constant_data->data(), sizeof(float));
+  step.is_signed = type == DataType::kInt8;
+  const uint8_t zero = zero_point.constant_data->data()[0];
+  step.zero_point = step.is_signed ? int32_t(int8_t(zero)) : int32_t(zero);
+  return true;
+}
+
 }  // namespace
 
 const OpDef& dequantizeLinear_op() {
@@ -68,6 +88,10 @@ const OpDef& dequantizeLinear_op() {
              {"output", kFloatTypes, 0, kAnyRank}},
             infer_dequantize,
             lower_dequantize};
+    d.chain_step = [](const OpView& op, ChainStep& step) {
+      return op.operand("scale").data_type == DataType::kFloat32 &&
+             quantization_chain_step(op, step, ChainStep::Kind::kDequantize);
+    };
     // Each element from its own input element and the scale block over it: NHWC regions flow
     // through (the scale and zero point are transposed with the input).
     d.element_wise = true;
@@ -89,6 +113,10 @@ const OpDef& quantizeLinear_op() {
              {"output", kQuantizedTypes, 0, kAnyRank}},
             infer_quantize,
             lower_quantize};
+    d.chain_step = [](const OpView& op, ChainStep& step) {
+      return op.operand("input").data_type == DataType::kFloat32 &&
+             quantization_chain_step(op, step, ChainStep::Kind::kQuantize);
+    };
     // Each element from its own input element and the scale block over it: NHWC regions flow
     // through (the scale and zero point are transposed with the input).
     d.element_wise = true;

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/quantize/quantize.h"
 #include "kernels/kernel_util.h"
 #include "kernels/platform.h"
 #include "core/thread_pool.h"
@@ -108,6 +109,11 @@ Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const 
   std::vector<Loops> fns(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const ChainStep& step = steps[i];
+    if (step.kind == ChainStep::Kind::kQuantize && (i + 1 != steps.size() || step.a < 0))
+      throw_type_error("internal: a chain quantizes only an earlier step's result, in its last step");
+    if (step.kind == ChainStep::Kind::kDequantize && step.a >= 0)
+      throw_type_error("internal: a chain dequantizes only its inputs");
+    if (step.kind == ChainStep::Kind::kDequantize || step.kind == ChainStep::Kind::kQuantize) continue;
     if (step.kind == ChainStep::Kind::kBinary) fns[i].binary = loops().binary(step.binary, DataType::kFloat32);
     else if (step.kind == ChainStep::Kind::kUnary) fns[i].unary = kernel_table().unary->unary(step.unary, DataType::kFloat32);
     else fns[i].clamp = kernel_table().unary->clamp(DataType::kFloat32);
@@ -115,6 +121,7 @@ Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const 
   }
   return [loop = std::move(loop), steps, fns = std::move(fns), stride](const KernelArgs& args) {
     float* const out = static_cast<float*>(args.outputs[0]);
+    uint8_t* const out_8bit = static_cast<uint8_t*>(args.outputs[0]);  // when the last step quantizes
     for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
       thread_local std::vector<float> buffers;
       if (buffers.size() < steps.size() * kChainChunk) buffers.resize(steps.size() * kChainChunk);
@@ -132,7 +139,20 @@ Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const 
         };
         for (size_t i = 0; i < steps.size(); ++i) {
           const ChainStep& step = steps[i];
-          float* const dst = i + 1 == steps.size() ? out + out_offset + s : buffers.data() + i * kChainChunk;
+          const bool last = i + 1 == steps.size();
+          if (step.kind == ChainStep::Kind::kDequantize) {  // an 8-bit input: element offsets are bytes
+            const size_t k = size_t(-1 - step.a);
+            const uint8_t* x = static_cast<const uint8_t*>(args.inputs[k]) + off[k] + s * stride[k];
+            float* const dst = last ? out + out_offset + s : buffers.data() + i * kChainChunk;
+            dequantize_8bit(x, stride[k], step.is_signed, step.scale, step.zero_point, dst, n);
+            continue;
+          }
+          if (step.kind == ChainStep::Kind::kQuantize) {
+            size_t unit;
+            quantize_8bit(source(step.a, &unit), step.scale, step.zero_point, step.is_signed, out_8bit + out_offset + s, n);
+            continue;
+          }
+          float* const dst = last ? out + out_offset + s : buffers.data() + i * kChainChunk;
           size_t strides[2];
           const float* a = source(step.a, &strides[0]);
           if (step.kind == ChainStep::Kind::kBinary) {

@@ -34,17 +34,21 @@ Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_s
 // from: a >= 0 is the result of step a (an earlier one), a < 0 the chain's input -1 - a; b likewise
 // for binary steps.
 struct ChainStep {
-  enum class Kind { kUnary, kBinary, kClamp };
+  // kDequantize reads an 8-bit chain input; kQuantize, the last step only, writes the 8-bit output.
+  enum class Kind { kUnary, kBinary, kClamp, kDequantize, kQuantize };
   Kind kind = Kind::kUnary;
   UnaryOp unary = UnaryOp::kLinear;  // kUnary
   UnaryParams params;
   BinaryOp binary = BinaryOp::kAdd;  // kBinary
   float min = 0.0f, max = 0.0f;      // kClamp
+  float scale = 1.0f;                // kDequantize, kQuantize: per tensor
+  int32_t zero_point = 0;
+  bool is_signed = false;            // int8, else uint8
   int a = 0, b = 0;
 };
 // The most inputs a chain reads.
 constexpr size_t kMaxChainInputs = 8;
-// float32 steps run block by block over the output, each block's values in L1 from step to step:
+// float32 steps (after 8-bit inputs are dequantized, before an 8-bit output is quantized) run block by block over the output, each block's values in L1 from step to step:
 // only the last step writes memory. The inputs broadcast to out_shape (those of unary and clamp
 // steps have out_shape). Each step runs the loop its op runs alone: results are the same bits.
 Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,

@@ -191,4 +191,22 @@ Kernel make_dequantize_kernel(DataType input_type, DataType scale_type, const st
   });
 }
 
+void dequantize_8bit(const uint8_t* x, size_t stride, bool is_signed, float scale, int32_t zero_point, float* y,
+                     size_t n) {
+  if (stride == 0) {
+    const int32_t v = is_signed ? int32_t(int8_t(x[0])) : int32_t(x[0]);
+    std::fill(y, y + n, float(v - zero_point) * scale);
+  } else if (is_signed) {
+    const int8_t* s = reinterpret_cast<const int8_t*>(x);
+    for (size_t i = 0; i < n; ++i) y[i] = float(int32_t(s[i]) - zero_point) * scale;
+  } else {
+    for (size_t i = 0; i < n; ++i) y[i] = float(int32_t(x[i]) - zero_point) * scale;
+  }
+}
+
+void quantize_8bit(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, size_t n) {
+  if (is_signed) quantize_narrow_f32<FullRange<int8_t>>(x, scale, float(zero_point), reinterpret_cast<int8_t*>(y), int64_t(n));
+  else quantize_narrow_f32<FullRange<uint8_t>>(x, scale, float(zero_point), y, int64_t(n));
+}
+
 }  // namespace webnn

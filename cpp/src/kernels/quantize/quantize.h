@@ -18,4 +18,11 @@ Kernel make_quantize_kernel(DataType input_type, DataType zero_point_type, const
 Kernel make_dequantize_kernel(DataType input_type, DataType scale_type, const std::vector<uint32_t>& input_shape,
                               const std::vector<uint32_t>& param_shape);
 
+// The per-tensor 8-bit loops of the two kernels above, for the element-wise chain: n values of x
+// (int8 if `is_signed`, else uint8; element stride 0 or 1) dequantized into y, and n float32
+// values quantized into 8-bit y. The same numbers as the kernels.
+void dequantize_8bit(const uint8_t* x, size_t stride, bool is_signed, float scale, int32_t zero_point, float* y,
+                     size_t n);
+void quantize_8bit(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, size_t n);
+
 }  // namespace webnn
