@@ -49,11 +49,19 @@ struct Int8GemmUkernel {
   const char* name = "";
 };
 
+// quantizeLinear / dequantizeLinear of contiguous float32 <-> 8-bit values with one scale and zero
+// point (the quantize kernels' per-block runs and the element-wise chain's steps): y = saturate(
+// roundHalfEven(x / scale) + zero), NaN to 0; and y = float(x - zero) * scale.
+using QuantizeRunFn = void (*)(const float* x, float scale, int32_t zero, bool is_signed, uint8_t* y, size_t n);
+using DequantizeRunFn = void (*)(const uint8_t* x, bool is_signed, int32_t zero, float scale, float* y, size_t n);
+
 struct Int8Kernels {
   Int8GemmUkernel dot4;  // uint8 x int8 (VNNI), when the CPU has it
   Int8GemmUkernel dot2;  // int16 x int16, everywhere
   Int8RequantizeFn requantize;
   Int8DepthwiseFn depthwise;
+  QuantizeRunFn quantize;
+  DequantizeRunFn dequantize;
 };
 
 const Int8Kernels& int8_kernels_ref();

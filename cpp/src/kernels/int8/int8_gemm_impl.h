@@ -153,12 +153,57 @@ constexpr auto s16_gemm = int8_gemm_tile<MaddZmm, kMr>;
 constexpr const char* kS16Name = "s16_gemm_12x32_avx512";
 #endif
 
+template <bool kSigned>
+void quantize_run(const float* x, float scale, int32_t zero, uint8_t* y, size_t n) {
+  constexpr float kLo = kSigned ? -128.0f : 0.0f, kHi = kSigned ? 127.0f : 255.0f;
+  size_t i = 0;
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  using namespace simd;
+  const VF s = splat(scale), z = splat(float(zero)), lo = splat(kLo), hi = splat(kHi);
+  for (; i + kLanes <= n; i += kLanes) {
+    VF q = clamp(round<_MM_FROUND_TO_NEAREST_INT>(load<VF>(x + i) / s) + z, lo, hi);
+    q = bits_to_float(float_bits(q) & ~VU(is_nan(q)));  // NaN quantizes to 0
+    narrow_u8(y + i, __builtin_convertvector(q, VI));
+  }
+#endif
+  for (; i < n; ++i) {
+    float q = std::nearbyint(x[i] / scale) + float(zero);
+    q = q < kLo ? kLo : (q > kHi ? kHi : q);
+    y[i] = q == q ? uint8_t(int32_t(q)) : uint8_t(0);
+  }
+}
+
+void quantize(const float* x, float scale, int32_t zero, bool is_signed, uint8_t* y, size_t n) {
+  if (is_signed) quantize_run<true>(x, scale, zero, y, n);
+  else quantize_run<false>(x, scale, zero, y, n);
+}
+
+template <bool kSigned>
+void dequantize_run(const uint8_t* x, int32_t zero, float scale, float* y, size_t n) {
+  size_t i = 0;
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  using namespace simd;
+  const VF s = splat(scale);
+  const VI z = splat_i(zero);
+  for (; i + kLanes <= n; i += kLanes)
+    store(y + i, __builtin_convertvector((kSigned ? widen_i8(x + i) : widen_u8(x + i)) - z, VF) * s);
+#endif
+  for (; i < n; ++i) y[i] = float((kSigned ? int32_t(int8_t(x[i])) : int32_t(x[i])) - zero) * scale;
+}
+
+void dequantize(const uint8_t* x, bool is_signed, int32_t zero, float scale, float* y, size_t n) {
+  if (is_signed) dequantize_run<true>(x, zero, scale, y, n);
+  else dequantize_run<false>(x, zero, scale, y, n);
+}
+
 // The kernels of this level (the VNNI dot products come from their own files: platform.cc).
 Int8Kernels level_kernels() {
   Int8Kernels k;
   k.dot2 = Int8GemmUkernel{s16_gemm, kMr, kNr, Int8Dot::kS16x2, kS16Name};
   k.requantize = requantize;
   k.depthwise = depthwise;
+  k.quantize = quantize;
+  k.dequantize = dequantize;
   return k;
 }
 

@@ -6,6 +6,7 @@
 
 #include "kernels/kernel_util.h"
 #include "kernels/quantize/quantize.h"
+#include "kernels/platform.h"
 #include "core/thread_pool.h"
 
 namespace webnn {
@@ -120,8 +121,13 @@ Kernel quantize_kernel(const BlockwiseLoop& loop) {
       const float* scale = static_cast<const float*>(args.inputs[1]);
       const Z* zero_point = static_cast<const Z*>(args.inputs[2]);
       Z* y = static_cast<Z*>(args.outputs[0]);
+      const QuantizeRunFn run = kernel_table().int8.quantize;
+      constexpr bool kSigned = std::is_same_v<Z, int8_t>;
       loop.run(args.pool, [&](int64_t first, int64_t count, int64_t p) {
-        quantize_narrow_f32<Q>(x + first, scale[p], float(zero_point[p]), y + first, count);
+        if constexpr (Q::lo == double(std::numeric_limits<Z>::min()) && Q::hi == double(std::numeric_limits<Z>::max()))
+          run(x + first, scale[p], int32_t(zero_point[p]), kSigned, reinterpret_cast<uint8_t*>(y + first), size_t(count));
+        else
+          quantize_narrow_f32<Q>(x + first, scale[p], float(zero_point[p]), y + first, count);
       });
     };
   }
@@ -153,10 +159,15 @@ Kernel dequantize_kernel(const BlockwiseLoop& loop) {
       const float* scale = static_cast<const float*>(args.inputs[1]);
       const X* zero_point = static_cast<const X*>(args.inputs[2]);
       float* y = static_cast<float*>(args.outputs[0]);
+      const DequantizeRunFn run = kernel_table().int8.dequantize;
+      constexpr bool kSigned = std::is_same_v<X, int8_t>;
       loop.run(args.pool, [&](int64_t first, int64_t count, int64_t p) {
         const float s = scale[p];
         const int32_t zp = zero_point[p];
-        for (int64_t i = first; i < first + count; ++i) y[i] = float(int32_t(x[i]) - zp) * s;
+        if constexpr (Q::lo == double(std::numeric_limits<X>::min()) && Q::hi == double(std::numeric_limits<X>::max()))
+          run(reinterpret_cast<const uint8_t*>(x + first), kSigned, zp, s, y + first, size_t(count));
+        else
+          for (int64_t i = first; i < first + count; ++i) y[i] = float(int32_t(x[i]) - zp) * s;
       });
     };
   }
@@ -196,17 +207,13 @@ void dequantize_8bit(const uint8_t* x, size_t stride, bool is_signed, float scal
   if (stride == 0) {
     const int32_t v = is_signed ? int32_t(int8_t(x[0])) : int32_t(x[0]);
     std::fill(y, y + n, float(v - zero_point) * scale);
-  } else if (is_signed) {
-    const int8_t* s = reinterpret_cast<const int8_t*>(x);
-    for (size_t i = 0; i < n; ++i) y[i] = float(int32_t(s[i]) - zero_point) * scale;
-  } else {
-    for (size_t i = 0; i < n; ++i) y[i] = float(int32_t(x[i]) - zero_point) * scale;
+    return;
   }
+  kernel_table().int8.dequantize(x, is_signed, zero_point, scale, y, n);
 }
 
 void quantize_8bit(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, size_t n) {
-  if (is_signed) quantize_narrow_f32<FullRange<int8_t>>(x, scale, float(zero_point), reinterpret_cast<int8_t*>(y), int64_t(n));
-  else quantize_narrow_f32<FullRange<uint8_t>>(x, scale, float(zero_point), y, int64_t(n));
+  kernel_table().int8.quantize(x, scale, zero_point, is_signed, y, n);
 }
 
 }  // namespace webnn
