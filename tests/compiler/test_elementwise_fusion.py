@@ -213,3 +213,32 @@ def test_quantize_with_per_channel_scales_stays_apart(context, monkeypatch, same
     graph, plain = _twice(context, monkeypatch, make)
     assert _core.plan_steps(graph) == ["dequantizeLinear", "elementwise+add+sigmoid+quantizeLinear"]
     same_results(graph, plain, {"a": a})
+
+
+def test_a_dequantized_value_read_by_two_groups_is_dequantized_in_each(context, monkeypatch, same_results):
+    """QDQ SiLU: x = dequantizeLinear(xq) is read by sigmoid -> quantizeLinear and by the mul of x and
+    the dequantized sigmoid; each group dequantizes xq itself, and no float32 x is written."""
+    xq = RNG.integers(0, 256, (1, 8, 16, 16)).astype(np.uint8)
+
+    def make(b):
+        x = b.dequantize_linear(b.input("x", data_type="uint8", shape=[1, 8, 16, 16]), *_quantization(b, 0.05, 128, "uint8", 4))
+        sq = b.quantize_linear(b.sigmoid(x), *_quantization(b, 1 / 255, 0, "uint8", 4))
+        s = b.dequantize_linear(sq, *_quantization(b, 1 / 255, 0, "uint8", 4))
+        return b.build({"y": b.quantize_linear(b.mul(x, s), *_quantization(b, 0.03, 10, "uint8", 4))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert _core.plan_steps(graph) == ["elementwise+dequantizeLinear+sigmoid+quantizeLinear",
+                                       "elementwise+dequantizeLinear+dequantizeLinear+mul+quantizeLinear"]
+    same_results(graph, plain, {"x": xq})
+
+
+def test_a_dequantized_graph_output_is_still_written(context, monkeypatch, same_results):
+    xq = RNG.integers(0, 256, (4, 40)).astype(np.uint8)
+
+    def make(b):
+        x = b.dequantize_linear(b.input("x", data_type="uint8", shape=[4, 40]), *_quantization(b, 0.05, 3, "uint8", 2))
+        return b.build({"x": x, "y": b.quantize_linear(b.relu(x), *_quantization(b, 0.1, 0, "int8", 2))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert _core.plan_steps(graph) == ["dequantizeLinear", "elementwise+dequantizeLinear+relu+quantizeLinear"]
+    same_results(graph, plain, {"x": xq})

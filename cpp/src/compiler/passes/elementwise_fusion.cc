@@ -45,6 +45,7 @@ void fuse_elementwise_chains(CompileState& state) {
   };
 
   size_t groups = 0, ops = 0;
+  std::vector<size_t> copies;  // dequantize nodes copied into groups: dead once nothing else reads them
   for (size_t sink = ir.nodes.size(); sink-- > 0;) {
     ChainStep probe;
     if (!step_of(sink, probe, true)) continue;
@@ -65,15 +66,19 @@ void fuse_elementwise_chains(CompileState& state) {
       for (int in : data_inputs(ir.nodes[p], step)) count += !reads.count(in) && !produced_inside(in);
       return count;
     };
+    std::vector<size_t> copied;  // dequantize steps whose value is also read outside the group
     for (bool grew = true; grew && members.size() < kMaxChainSteps;) {
       grew = false;
       for (const auto& [id, count] : reads) {
         const int p = ir.operands[size_t(id)].producer;
-        if (p < 0 || produced_inside(id)) continue;
-        if (count != readers[size_t(id)] || state.is_graph_output(id) || ir.operands[size_t(id)].desc.shape != desc.shape)
-          continue;
+        if (p < 0 || produced_inside(id) || ir.operands[size_t(id)].desc.shape != desc.shape) continue;
         ChainStep step;
         if (!step_of(size_t(p), step, false) || inputs_with(size_t(p), step) > kMaxChainInputs) continue;
+        // A value read outside the group joins only as a dequantize step, recomputed from its 8-bit
+        // input (cheaper than the float tensor's round trip: SiLU's x in a QDQ model).
+        const bool shared = count != readers[size_t(id)] || state.is_graph_output(id);
+        if (shared && step.kind != ChainStep::Kind::kDequantize) continue;
+        if (shared) copied.push_back(size_t(p));
         members.push_back(size_t(p));
         for (int in : data_inputs(ir.nodes[size_t(p)], step)) ++reads[in];
         grew = true;
@@ -107,6 +112,10 @@ void fuse_elementwise_chains(CompileState& state) {
     Node chain{&elementwise_chain_op(), {OperandList{inputs}}, last.label, inputs, last.outputs,
                std::make_shared<KeptAs<ElementwiseChain>>(ElementwiseChain{steps, desc})};
     for (size_t n : members) {
+      if (std::find(copied.begin(), copied.end(), n) != copied.end()) {
+        copies.push_back(n);
+        continue;
+      }
       grouped[n] = true;
       if (n != sink) state.live_node[n] = false;
     }
@@ -114,6 +123,11 @@ void fuse_elementwise_chains(CompileState& state) {
     state.fusion[sink].absorbed_ops = names;
     ++groups;
     ops += members.size();
+  }
+  const std::vector<int> now_read = state.live_readers();
+  for (size_t n : copies) {
+    const int out = ir.nodes[n].outputs[0];
+    if (state.live_node[n] && now_read[size_t(out)] == 0 && !state.is_graph_output(out)) state.live_node[n] = false;
   }
   state.log("elementwise_fusion", str_cat(groups, " element-wise groups (", ops, " ops) run as one pass each"));
 }
