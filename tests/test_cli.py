@@ -270,7 +270,10 @@ def test_ctrl_c_leaves_a_message_and_no_file(mlp, tmp_path):
     process = subprocess.Popen(
         [sys.executable, "-m", "webnn.cli", "run", str(path), "--input", str(tmp_path / "big.npy"), "--batch-size",
          "1", "--output", str(out)], stderr=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
-        env={**os.environ, "WEBNN_PROGRESS_AFTER": "0", "PYTHONUNBUFFERED": "1"})
+        env={**os.environ, "WEBNN_PROGRESS_AFTER": "0", "PYTHONUNBUFFERED": "1"},
+        # As from a terminal: a shell's background job (CI started with `&`) ignores SIGINT, and a
+        # child inherits that; Python only installs its Ctrl-C handler over the default action.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     line = process.stderr.readline()
     while line and not line.startswith("progress:"):
         line = process.stderr.readline()
