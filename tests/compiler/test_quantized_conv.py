@@ -203,6 +203,20 @@ case("exact_pointwise_nhwc_groups_2", exact=True, c=32, o=20, groups=2, size=(5,
      padding=(0, 0, 0, 0), layout="nhwc", filter_layout="ohwi", w_zero="zero")
 case("exact_depthwise_40_nhwc", exact=True, c=40, o=40, groups=40, size=(6, 5), layout="nhwc",
      filter_layout="ihwo", x="int8")
+# NHWC uint8 stems (each kernel row's taps gathered as one run of bytes: runs of 9, 15 and 24 bytes,
+# at the image's edges and its last bytes) and depthwise shapes: a full and a half block of 32
+# channels, fewer channels than a vector, odd and even tap counts, dilation, stride
+case("exact_stem_3ch_stride_2_nhwc", exact=True, c=3, o=32, size=(11, 9), strides=(2, 2), layout="nhwc",
+     filter_layout="hwio", w_zero="zero")
+case("exact_stem_5x5_nhwc_relu", exact=True, c=3, o=24, size=(8, 8), kernel=(5, 5), padding=(2, 2, 2, 2),
+     layout="nhwc", filter_layout="hwio", w_zero="zero", act="relu")
+case("exact_3x3x8_nhwc", exact=True, c=8, o=24, size=(6, 7), layout="nhwc", filter_layout="ohwi", w_zero="zero")
+case("exact_depthwise_48_5x5_dilation_2_nhwc", exact=True, c=48, o=48, groups=48, kernel=(5, 5),
+     dilations=(2, 2), padding=(4, 4, 4, 4), size=(9, 11), layout="nhwc", filter_layout="ihwo")
+case("exact_depthwise_3_2x2_stride_2_nhwc", exact=True, c=3, o=3, groups=3, kernel=(2, 2), strides=(2, 2),
+     padding=(0, 1, 0, 1), size=(7, 7), layout="nhwc", filter_layout="ihwo", w="uint8", w_zero="ends")
+case("exact_depthwise_144_s8_nhwc", exact=True, x="int8", c=144, o=144, groups=144, size=(5, 6), layout="nhwc",
+     filter_layout="ihwo", values="extremes", w_zero="ends")
 
 INTEGER_CASES = [name for name, spec in CASES.items() if spec.integer]
 assert INTEGER_CASES == list(CASES)
@@ -227,7 +241,9 @@ VARIANT_CASES = ["exact_u8_s8_relu", "exact_s8_s8_nhwc_clamp", "exact_u8_s8_extr
                  "exact_s8_u8_extremes", "exact_depthwise_13_nhwc_relu6", "exact_groups_2_stride_2_dilation_2_batch_2",
                  "exact_image_1x1", "exact_o64_per_tensor", "odd_pixels_1x1", "k_1x1x4096", "k_1x1x4096_symmetric",
                  "depthwise_8", "depthwise_32_stride_2_relu6", "exact_pointwise_nhwc_rows_in_place",
-                 "exact_pointwise_nhwc_groups_2", "exact_depthwise_40_nhwc"]
+                 "exact_pointwise_nhwc_groups_2", "exact_depthwise_40_nhwc",
+                 "exact_stem_3ch_stride_2_nhwc", "exact_depthwise_48_5x5_dilation_2_nhwc",
+                 "exact_depthwise_3_2x2_stride_2_nhwc"]
 
 
 # ---------------------------------------------------------------- float64 reference
@@ -695,6 +711,33 @@ def test_counts_integer_and_float_convs_in_one_graph(context):
     np.testing.assert_allclose(out["float"], f3, rtol=0, atol=1e-6 * max(1, np.abs(f3).max()))
     integer, floating, _ = counts(summary(graph))
     assert (integer, floating) == (2, 1), summary(graph)
+
+
+@pytest.mark.parametrize("scales", [(2.0 ** 60, 2.0 ** 60, 2.0 ** -60), (1.0, 1.0, 2.0 ** -126)],
+                         ids=["scales", "bias"])
+def test_scale_ratio_overflowing_float32_stays_in_float(context, scales):
+    """The kernel multiplies by sx * sw / sy and adds bias / sy; when either is not a finite float32,
+    the conv stays in float (the float path's infinities then quantize as the spec says)."""
+    scale_in, scale_w, scale_out = scales
+    b = webnn.MLGraphBuilder(context)
+    one = lambda v, dtype: b.constant(np.full([1, 1, 1, 1], v, dtype))  # noqa: E731
+    x = np.array([0, 1, 2, 255], np.uint8).reshape(1, 1, 2, 2)
+    d = b.dequantize_linear(b.input("x", data_type="uint8", shape=[1, 1, 2, 2]), one(scale_in, np.float32),
+                            one(1, np.uint8))
+    f = b.dequantize_linear(b.constant(np.array([1, -1], np.int8).reshape(2, 1, 1, 1)), one(scale_w, np.float32),
+                            one(0, np.int8))
+    bias = np.array([0, 2.0 ** 100], np.float32) if scale_out < 2.0 ** -100 else np.zeros(2, np.float32)
+    y = b.conv2d(d, f, bias=b.constant(bias))
+    graph = b.build({"q": b.quantize_linear(y, one(scale_out, np.float32), one(3, np.uint8))})
+    out = context.compute(graph, {"x": x})["q"]
+    ref = (x.astype(np.float64) - 1) * scale_in * scale_w * np.array([1, -1]).reshape(1, 2, 1, 1)
+    ref = ref + bias.astype(np.float64).reshape(1, 2, 1, 1)
+    with np.errstate(over="ignore"):  # the float32 path's infinities
+        expected = np.clip(np.rint(np.float32(ref / scale_out)) + 3, 0, 255)
+    np.testing.assert_array_equal(out, expected.astype(np.uint8))
+    integer, floating, _ = counts(summary(graph))
+    assert (integer, floating) == (0, 1), summary(graph)
+    assert "overflows float32" in summary(graph) or "not a finite float32" in summary(graph), summary(graph)
 
 
 @pytest.mark.parametrize("name", ["exact_u8_s8_relu", "exact_u8_s8_random_zero_points", "depthwise_8"])

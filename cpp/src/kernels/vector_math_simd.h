@@ -109,6 +109,8 @@ inline VI widen_u8(const uint8_t* p) {
 inline VI widen_i8(const uint8_t* p) {
   return VI(_mm512_maskz_cvtepi8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
+// v rounded to int32 in the current rounding mode (half to even by default).
+inline VI round_to_int(VF v) { return VI(_mm512_cvtps_epi32(__m512(v))); }
 // The low byte of each lane.
 inline void narrow_u8(uint8_t* p, VI v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_maskz_cvtepi32_epi8(0xffff, __m512i(v)));
@@ -148,6 +150,7 @@ inline VI widen_u8(const uint8_t* p) {
 inline VI widen_i8(const uint8_t* p) {
   return VI(_mm256_cvtepi8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
 }
+inline VI round_to_int(VF v) { return VI(_mm256_cvtps_epi32(__m256(v))); }
 inline void narrow_u8(uint8_t* p, VI v) {
   const __m256i bytes = _mm256_and_si256(__m256i(v), _mm256_set1_epi32(0xff));  // packs saturate
   const __m128i words = _mm_packus_epi32(_mm256_castsi256_si128(bytes), _mm256_extracti128_si256(bytes, 1));

@@ -162,6 +162,13 @@ class ConvMatcher {
         !std::all_of(quantization.filter_scale.begin(), quantization.filter_scale.end(),
                      [](float scale) { return std::isfinite(scale) && scale >= 0; }))
       return "a scale is not positive and finite";
+    // ... by factors that must be finite float32 values (then no NaN can arise on the way).
+    const auto finite_in_output_units = [&](double value) {
+      return std::isfinite(float(value / double(quantization.output_scale)));
+    };
+    for (float filter_scale : quantization.filter_scale)
+      if (!finite_in_output_units(double(quantization.input_scale) * double(filter_scale)))
+        return "input scale x filter scale / output scale overflows float32";
     if (params.kernel_h * params.kernel_w * (params.in_channels / params.groups) > kMaxExactK)
       return "K is too large for exact int32 sums";
     quantization.min = min;
@@ -174,6 +181,8 @@ class ConvMatcher {
       const size_t bias_arg = size_t(conv2d_->argument_index("bias"));
       std::vector<double> bias;
       if (!bias_values(conv.inputs[2], O, bias)) return "its bias is not constant";
+      if (!std::all_of(bias.begin(), bias.end(), finite_in_output_units))
+        return "bias / output scale is not a finite float32";
       fused.args[bias_arg] = OperandRef{-1 - int(bias_values_.size())};  // resolved by the caller
       bias_values_.push_back(std::move(bias));
     }

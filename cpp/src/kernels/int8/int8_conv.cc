@@ -16,6 +16,8 @@ namespace {
 
 constexpr size_t kBlockBytes = 96 * 1024;  // the packed A rows of one block, kept in L2 across panels
 constexpr size_t kMaxNr = 32;
+constexpr size_t kColumnPad = 16;  // one vector of int32 columns
+constexpr size_t kRowSlack = 16;   // bytes past a staged im2col row that a gather may overwrite
 
 int32_t filter_value(const Conv2dParams& p, const uint8_t* filter, size_t index) {
   return p.quantization->filter_type == DataType::kInt8 ? int32_t(int8_t(filter[index])) : int32_t(filter[index]);
@@ -55,17 +57,22 @@ class Int8Conv2d {
     taps_ = p.kernel_h * p.kernel_w;
     K_ = taps_ * cg_;
     input_signed_ = q_.input_type == DataType::kInt8;
-    multiplier_.resize(O);
-    bias_.assign(O, 0.0f);
-    offset_.assign(O, 0);
+    // Padded by a vector: the requantize epilogue reads whole vectors of columns.
+    multiplier_.assign(O + kColumnPad, 0.0f);
+    bias_.assign(O + kColumnPad, 0.0f);
+    offset_.assign(O + kColumnPad, 0);
     // In units of the output scale (Int8Requantize).
     const double output_scale = q_.output_scale;
     for (size_t o = 0; o < O; ++o) {
       multiplier_[o] = float(double(q_.input_scale) * double(q_.filter_scale[o]) / output_scale);
       if (bias) bias_[o] = float(double(bias[o]) / output_scale);
     }
-    min_ = float(double(q_.min) / output_scale);
-    max_ = float(double(q_.max) / output_scale);
+    // The absorbed clamp's bounds and the 8-bit range, in one interval (see Int8Requantize).
+    const bool output_signed = q_.output_type == DataType::kInt8;
+    const double lowest = (output_signed ? -128.0 : 0.0) - q_.output_zero;
+    const double highest = (output_signed ? 127.0 : 255.0) - q_.output_zero;
+    min_ = float(std::clamp(double(q_.min) / output_scale, lowest, highest));
+    max_ = float(std::clamp(double(q_.max) / output_scale, lowest, highest));
     const FilterStrides fs = filter_strides(p);
     auto centered = [&](size_t o, size_t c, size_t tap) {
       return filter_value(p, filter, o * fs.o + c * fs.i + tap / p.kernel_w * fs.h + tap % p.kernel_w * fs.w) -
@@ -77,9 +84,18 @@ class Int8Conv2d {
       tap_dx_.push_back(ptrdiff_t(t % p.kernel_w * p.dilation_w) - ptrdiff_t(p.pad_left));
     }
     if (depthwise_) {
-      dw_filter_.resize(taps_ * O);
+      // The kernel sums x * w: the zero point's share comes back per channel, and padding taps read
+      // a run of zero points.
+      std::vector<int32_t> filter_taps(taps_ * O);
       for (size_t t = 0; t < taps_; ++t)
-        for (size_t o = 0; o < O; ++o) dw_filter_[t * O + o] = centered(o, 0, t);
+        for (size_t o = 0; o < O; ++o) {
+          filter_taps[t * O + o] = centered(o, 0, t);
+          offset_[o] -= q_.input_zero * filter_taps[t * O + o];
+        }
+      auto packed = std::make_shared<AlignedBuffer>(int8_depthwise_packed_count(O, taps_) * sizeof(int16_t));
+      kernels_.depthwise_pack(O, taps_, filter_taps.data(), reinterpret_cast<int16_t*>(packed->data()));
+      packed_ = share_constant(packed);
+      zero_run_.assign((p.out_w * p.stride_w + p.kernel_w * p.dilation_w + 1) * O, uint8_t(q_.input_zero));
       return;
     }
     uk_ = int8_conv2d_ukernel(p, filter_data);
@@ -92,6 +108,7 @@ class Int8Conv2d {
     rows_in_place_ = uk_.dot == Int8Dot::kU8S8x4 && !input_signed_ && p.nhwc && taps_ == 1 && p.stride_h == 1 &&
                      p.stride_w == 1 && p.pad_top == 0 && p.pad_left == 0 && p.out_h == p.in_h && p.out_w == p.in_w &&
                      K_ % 4 == 0;
+    spans_ = width == 4 && !input_signed_ && p.nhwc && p.groups == 1 && p.kernel_w > 1 && p.dilation_w == 1;
     packed_ = std::make_shared<AlignedBuffer>(p.groups * panels_ * k_steps_ * nr * sizeof(uint32_t));
     uint32_t* out = reinterpret_cast<uint32_t*>(packed_->data());
     for (size_t g = 0; g < p.groups; ++g)
@@ -128,7 +145,7 @@ class Int8Conv2d {
  private:
   Int8Requantize requantize_at(size_t o) const {
     return Int8Requantize{offset_.data() + o, multiplier_.data() + o, bias_.data() + o, min_, max_,
-                          float(q_.output_zero), q_.output_type == DataType::kInt8};
+                          q_.output_zero, q_.output_type == DataType::kInt8};
   }
 
   // The element stride between an input pixel's channels: NHWC or NCHW.
@@ -154,16 +171,25 @@ class Int8Conv2d {
 
   template <class T>
   void gather_row(const uint8_t* in, const Pixel& at, size_t g, T* row) const {
-    // Locals: stores through uint8_t may alias the members, which would be reloaded per byte.
-    const size_t cg = cg_, cs = input_channel_stride(), taps = taps_, in_h = p_.in_h, in_w = p_.in_w;
-    const size_t pixel_stride = p_.nhwc ? p_.in_channels : 1;
     const ptrdiff_t y0 = ptrdiff_t(at.oh * p_.stride_h), x0 = ptrdiff_t(at.ow * p_.stride_w);
-    const uint8_t* image = in + at.n * p_.in_channels * in_h * in_w + g * cg * cs;
+    const uint8_t* image = in + at.n * p_.in_channels * p_.in_h * p_.in_w + g * cg_ * input_channel_stride();
+    if constexpr (sizeof(T) == 1) {
+      if (spans_) return gather_spans(in, image, y0, x0, row);
+    }
+    gather_taps(image, y0, x0, 0, taps_, row);
+  }
+
+  // Taps [first, first + count) of the im2col row of the pixel at (y0, x0), one at a time.
+  template <class T>
+  void gather_taps(const uint8_t* image, ptrdiff_t y0, ptrdiff_t x0, size_t first, size_t count, T* row) const {
+    // Locals: stores through uint8_t may alias the members, which would be reloaded per byte.
+    const size_t cg = cg_, cs = input_channel_stride(), in_h = p_.in_h, in_w = p_.in_w;
+    const size_t pixel_stride = p_.nhwc ? p_.in_channels : 1;
     const int32_t zero = a_zero_;
     const bool flip = input_signed_;
     constexpr bool kWords16 = sizeof(T) == 2;
     const T pad = kWords16 ? T(0) : T(zero);
-    for (size_t t = 0; t < taps; ++t, row += cg) {
+    for (size_t t = first; t < first + count; ++t, row += cg) {
       const ptrdiff_t ih = y0 + tap_dy_[t], iw = x0 + tap_dx_[t];
       if (ih < 0 || iw < 0 || ih >= ptrdiff_t(in_h) || iw >= ptrdiff_t(in_w)) {
         std::fill(row, row + cg, pad);
@@ -185,6 +211,27 @@ class Int8Conv2d {
     }
   }
 
+  // spans_: an NHWC uint8 input read whole (one group), dilation 1 across, so a kernel row's taps
+  // are one run of kernel_w x channels bytes. A short run moves as 16 bytes when the input has them:
+  // the bytes written past it are overwritten by the next run, or land in the row's slack (K's
+  // padding, whose filter words are zero, or kRowSlack).
+  void gather_spans(const uint8_t* in, const uint8_t* image, ptrdiff_t y0, ptrdiff_t x0, uint8_t* row) const {
+    const size_t kw = p_.kernel_w, span = kw * cg_;
+    const uint8_t* in_end = in + p_.batch * p_.in_channels * p_.in_h * p_.in_w;
+    const ptrdiff_t iw = x0 + tap_dx_[0];
+    const bool across = iw >= 0 && iw + ptrdiff_t(kw) <= ptrdiff_t(p_.in_w);
+    for (size_t kh = 0; kh < p_.kernel_h; ++kh, row += span) {
+      const ptrdiff_t ih = y0 + tap_dy_[kh * kw];
+      if (!across || ih < 0 || ih >= ptrdiff_t(p_.in_h)) {
+        gather_taps(image, y0, x0, kh * kw, kw, row);
+        continue;
+      }
+      const uint8_t* x = image + (size_t(ih) * p_.in_w + size_t(iw)) * cg_;
+      if (span <= kRowSlack && x + kRowSlack <= in_end) std::memcpy(row, x, kRowSlack);
+      else std::memcpy(row, x, span);
+    }
+  }
+
   // Packs the MR rows from output pixel m0 (rows past M are zero) as [k_steps][MR] words.
   void pack_tile(const uint8_t* in, size_t m0, size_t rows, size_t g, uint32_t* panel) const {
     const size_t mr = uk_.mr, width = int8_dot_width(uk_.dot);
@@ -196,7 +243,7 @@ class Int8Conv2d {
         for (size_t i = 0; i < mr; ++i) std::memcpy(panel + s * mr + i, first + i * p_.in_channels + 4 * s, 4);
       return;
     }
-    uint32_t* staged = thread_buffer<uint32_t>(1, mr * stride_words);
+    uint32_t* staged = thread_buffer<uint32_t>(1, mr * stride_words + kRowSlack / sizeof(uint32_t));
     Pixel at = pixel_of(m0);
     for (size_t i = 0; i < mr; ++i, next_pixel(at)) {
       uint32_t* row_words = staged + i * stride_words;
@@ -275,25 +322,41 @@ class Int8Conv2d {
         for (size_t i = 0; i < out_plane; ++i) out[(n * C + c) * out_plane + i] = out_nhwc[(n * out_plane + i) * C + c];
   }
 
+  // Per output row: the pixels whose taps all lie inside the input's width run as one call (each
+  // tap a fixed offset from the pixel); the border pixels go one at a time. A tap outside the input
+  // reads the run of zero points (advancing with the pixels like an input row would).
   void run_depthwise_nhwc(const uint8_t* in, uint8_t* out, ThreadPool* pool) const {
-    const size_t C = p_.out_channels, rows = p_.batch * p_.out_h;
+    const size_t C = p_.out_channels, rows = p_.batch * p_.out_h, sw = p_.stride_w, out_w = p_.out_w;
+    const ptrdiff_t in_w = ptrdiff_t(p_.in_w), in_h = ptrdiff_t(p_.in_h);
+    const ptrdiff_t dx_min = *std::min_element(tap_dx_.begin(), tap_dx_.end());
+    const ptrdiff_t dx_max = *std::max_element(tap_dx_.begin(), tap_dx_.end());
+    // [inner_begin, inner_end): output columns with every tap inside the row
+    const size_t inner_begin = std::min(out_w, size_t(dx_min < 0 ? (-dx_min + ptrdiff_t(sw) - 1) / ptrdiff_t(sw) : 0));
+    const ptrdiff_t last_inside = in_w - 1 - dx_max;
+    const size_t inner_end = std::max(inner_begin, last_inside < 0 ? 0 : std::min(out_w, size_t(last_inside) / sw + 1));
+    const int16_t* packed = reinterpret_cast<const int16_t*>(packed_->data());
+    const uint8_t* zeros = zero_run_.data();
     auto run = [&](size_t begin, size_t end) {
       const Int8Requantize rq = requantize_at(0);
       const uint8_t** x = reinterpret_cast<const uint8_t**>(thread_buffer<uintptr_t>(0, taps_));
       for (size_t r = begin; r < end; ++r) {
         const size_t n = r / p_.out_h, oh = r % p_.out_h;
-        for (size_t ow = 0; ow < p_.out_w; ++ow) {
+        const uint8_t* image = in + n * p_.in_h * p_.in_w * C;
+        uint8_t* out_row = out + r * out_w * C;
+        auto call = [&](size_t ow, size_t pixels) {
           for (size_t t = 0; t < taps_; ++t) {
-            const ptrdiff_t ih = ptrdiff_t(oh * p_.stride_h) + tap_dy_[t], iw = ptrdiff_t(ow * p_.stride_w) + tap_dx_[t];
-            const bool inside = ih >= 0 && iw >= 0 && ih < ptrdiff_t(p_.in_h) && iw < ptrdiff_t(p_.in_w);
-            x[t] = inside ? in + ((n * p_.in_h + size_t(ih)) * p_.in_w + size_t(iw)) * C : nullptr;
+            const ptrdiff_t ih = ptrdiff_t(oh * p_.stride_h) + tap_dy_[t], iw = ptrdiff_t(ow * sw) + tap_dx_[t];
+            const bool inside = ih >= 0 && ih < in_h && iw >= 0 && iw < in_w;
+            x[t] = inside ? image + (size_t(ih) * p_.in_w + size_t(iw)) * C : zeros;
           }
-          kernels_.depthwise(C, taps_, x, input_signed_, q_.input_zero, dw_filter_.data(), rq,
-                             out + ((n * p_.out_h + oh) * p_.out_w + ow) * C);
-        }
+          kernels_.depthwise(pixels, sw * C, C, taps_, x, input_signed_, packed, rq, out_row + ow * C);
+        };
+        for (size_t ow = 0; ow < inner_begin; ++ow) call(ow, 1);
+        if (inner_end > inner_begin) call(inner_begin, inner_end - inner_begin);
+        for (size_t ow = inner_end; ow < out_w; ++ow) call(ow, 1);
       }
     };
-    const size_t grain = std::max<size_t>(1, (size_t(1) << 15) / std::max<size_t>(1, p_.out_w * C * taps_));
+    const size_t grain = std::max<size_t>(1, (size_t(1) << 15) / std::max<size_t>(1, out_w * C * taps_));
     if (pool && pool->max_threads() > 1 && rows > grain) pool->parallel_for(rows, grain, run);
     else run(0, rows);
   }
@@ -303,13 +366,13 @@ class Int8Conv2d {
   Int8Kernels kernels_;
   Int8GemmUkernel uk_;
   size_t cg_ = 0, og_ = 0, taps_ = 0, K_ = 0, k_steps_ = 0, panels_ = 0;
-  bool input_signed_ = false, depthwise_ = false, rows_in_place_ = false;
+  bool input_signed_ = false, depthwise_ = false, rows_in_place_ = false, spans_ = false;
   int32_t a_zero_ = 0;
   float min_ = 0, max_ = 0;
   BufferPtr packed_;
   std::vector<int32_t> offset_;
   std::vector<float> multiplier_, bias_;
-  std::vector<int32_t> dw_filter_;
+  std::vector<uint8_t> zero_run_;  // depthwise: input zero points read by taps outside the input
   std::vector<ptrdiff_t> tap_dy_, tap_dx_;
 };
 

@@ -21,26 +21,38 @@ using Int8GemmFn = void (*)(size_t k_steps, const uint32_t* a_panel, const uint3
 
 // What turns the int32 sums of one output column j into 8-bit values (all per column, at column 0 of
 // the tile), in units of the output's scale: t = float(sum + offset[j]) * multiplier[j] + bias[j]
-// (multiplier = input scale x weight scale / output scale, bias = bias / output scale), clamped to
-// [min, max] (an absorbed relu or clamp, also divided by the output scale), then
-// q = saturate(roundHalfEven(t) + output_zero), NaN to 0.
+// (multiplier = input scale x weight scale / output scale, bias = bias / output scale, both finite),
+// clamped to [min, max], then q = roundHalfEven(t) + output_zero. min and max are an absorbed relu's
+// or clamp's bounds divided by the output scale, each clamped to the 8-bit type's range minus the
+// zero point: so q needs no saturation (clamping to integer bounds commutes with rounding).
 struct Int8Requantize {
   const int32_t* offset;     // the activation zero point's term (zeros when it has none)
   const float* multiplier;
   const float* bias;         // zeros when there is none
   float min, max;
-  float output_zero;
+  int32_t output_zero;
   bool output_signed;        // int8 output, else uint8
 };
-// rows x cols int32 sums (row stride ld) to 8-bit values at out[i * out_ld + j].
+// rows x cols int32 sums (row stride ld) to 8-bit values at out[i * out_ld + j]. rq's arrays are read
+// in whole vectors: pad them by 16 past the last column.
 using Int8RequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq,
                                   uint8_t* out, size_t out_ld);
 
-// The depthwise convolution of one NHWC output pixel (channel multiplier 1), requantized:
-// sum[c] = sum over the pixel's taps t of (x_t[c] - input_zero) * filter[t][c] (int32 weights minus
-// their zero points; taps outside the input are null and add nothing), then out[c] as above.
-using Int8DepthwiseFn = void (*)(size_t channels, size_t taps, const uint8_t* const* x, bool input_signed,
-                                 int32_t input_zero, const int32_t* filter, const Int8Requantize& rq, uint8_t* out);
+// Depthwise convolutions (channel multiplier 1) on NHWC pixels. The filter (int32 weights minus their
+// zero points, [tap][channel]) is packed once by Int8DepthwisePackFn as int16 pairs of taps (an odd
+// tap count's last pair has a zero weight) in blocks of kInt8DepthwiseBlock channels, ordered as the
+// level's kernel reads them.
+constexpr size_t kInt8DepthwiseBlock = 32;
+constexpr size_t int8_depthwise_packed_count(size_t channels, size_t taps) {
+  return (taps + 1) / 2 * (channels + kInt8DepthwiseBlock - 1) / kInt8DepthwiseBlock * kInt8DepthwiseBlock * 2;
+}
+using Int8DepthwisePackFn = void (*)(size_t channels, size_t taps, const int32_t* filter, int16_t* packed);
+// `pixels` output pixels in a row: pixel p reads tap t's channels at x[t] + p * step (a tap outside
+// the input points at a run of input zero points) and sums x * w over the taps in int32 (exact:
+// rq.offset carries the zero point's share, -input_zero * sum of w), then requantizes the sums into
+// out + p * channels. rq's per-channel arrays are read in whole vectors (pad them by 16).
+using Int8DepthwiseFn = void (*)(size_t pixels, size_t step, size_t channels, size_t taps, const uint8_t* const* x,
+                                 bool input_signed, const int16_t* packed, const Int8Requantize& rq, uint8_t* out);
 
 struct Int8GemmUkernel {
   Int8GemmFn fn = nullptr;  // null: this CPU has no such kernel
@@ -59,6 +71,7 @@ struct Int8Kernels {
   Int8GemmUkernel dot4;  // uint8 x int8 (VNNI), when the CPU has it
   Int8GemmUkernel dot2;  // int16 x int16, everywhere
   Int8RequantizeFn requantize;
+  Int8DepthwisePackFn depthwise_pack;
   Int8DepthwiseFn depthwise;
   QuantizeRunFn quantize;
   DequantizeRunFn dequantize;

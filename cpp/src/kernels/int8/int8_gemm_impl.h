@@ -18,100 +18,169 @@ namespace WEBNN_KERNEL_ISA {
 namespace {
 
 // One value of a column: see Int8Requantize.
-template <bool kSigned>
 inline uint8_t requantized(int32_t sum, int32_t offset, float multiplier, float bias, float min, float max,
-                           float zero) {
-  constexpr float kLo = kSigned ? -128.0f : 0.0f, kHi = kSigned ? 127.0f : 255.0f;
+                           int32_t zero) {
   float t = float(sum + offset) * multiplier + bias;
   t = t < min ? min : t;
   t = t > max ? max : t;
-  float q = std::nearbyint(t) + zero;
-  q = q < kLo ? kLo : q;
-  q = q > kHi ? kHi : q;
-  q = q == q ? q : 0.0f;  // NaN quantizes to 0
-  return uint8_t(int32_t(q));
+  return uint8_t(int32_t(std::nearbyint(t)) + zero);
 }
 
 // One row, a vector of columns at a time (GCC's own vectorization of this loop picks 16-byte
-// vectors for the uint8 stores, which leaves the float math at 4 lanes), the last columns scalar.
+// vectors for the uint8 stores, which leaves the float math at 4 lanes), the last columns staged.
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
-// A vector of columns from j (`sum` with the offsets added): see Int8Requantize.
-template <bool kSigned>
-inline void requantize_lanes(simd::VI sum, const float* multiplier, const float* bias, float min, float max, float zero,
-                             uint8_t* o) {
+// A vector of columns from j (`sum` with the offsets added): see Int8Requantize. The conversion to
+// int32 rounds half to even (the default rounding mode), and the bytes are the values' low bytes.
+inline void requantize_lanes(simd::VI sum, const float* multiplier, const float* bias, float min, float max,
+                             int32_t zero, uint8_t* o) {
   using namespace simd;
   const VF t = clamp(fma(__builtin_convertvector(sum, VF), load<VF>(multiplier), load<VF>(bias)), splat(min),
                      splat(max));
-  VF q = clamp(round<_MM_FROUND_TO_NEAREST_INT>(t) + splat(zero), splat(kSigned ? -128.0f : 0.0f),
-               splat(kSigned ? 127.0f : 255.0f));
-  q = bits_to_float(float_bits(q) & ~VU(is_nan(q)));  // NaN quantizes to 0
-  narrow_u8(o, __builtin_convertvector(q, VI));
+  narrow_u8(o, round_to_int(t) + splat_i(zero));
 }
 #endif
 
-template <bool kSigned>
-void requantize_row(size_t cols, const int32_t* s, const int32_t* offset, const float* multiplier, const float* bias,
-                    float min, float max, float zero, uint8_t* o) {
+void requantize_row(size_t cols, const int32_t* s, const Int8Requantize& rq, uint8_t* o) {
   size_t j = 0;
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
   using simd::kLanes;
   for (; j + kLanes <= cols; j += kLanes)
-    requantize_lanes<kSigned>(simd::load<simd::VI>(s + j) + simd::load<simd::VI>(offset + j), multiplier + j, bias + j,
-                              min, max, zero, o + j);
+    requantize_lanes(simd::load<simd::VI>(s + j) + simd::load<simd::VI>(rq.offset + j), rq.multiplier + j, rq.bias + j,
+                     rq.min, rq.max, rq.output_zero, o + j);
+  if (j < cols) {  // the last columns through a staged vector (the per-column arrays are padded)
+    alignas(64) int32_t sums[kLanes] = {};
+    alignas(64) uint8_t bytes[kLanes];
+    std::memcpy(sums, s + j, (cols - j) * sizeof(int32_t));
+    requantize_lanes(simd::load<simd::VI>(sums) + simd::load<simd::VI>(rq.offset + j), rq.multiplier + j, rq.bias + j,
+                     rq.min, rq.max, rq.output_zero, bytes);
+    std::memcpy(o + j, bytes, cols - j);
+  }
+#else
+  for (; j < cols; ++j)
+    o[j] = requantized(s[j], rq.offset[j], rq.multiplier[j], rq.bias[j], rq.min, rq.max, rq.output_zero);
 #endif
-  for (; j < cols; ++j) o[j] = requantized<kSigned>(s[j], offset[j], multiplier[j], bias[j], min, max, zero);
-}
-
-template <bool kSigned>
-void requantize_rows(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq, uint8_t* out,
-                     size_t out_ld) {
-  for (size_t i = 0; i < rows; ++i)
-    requantize_row<kSigned>(cols, sums + i * ld, rq.offset, rq.multiplier, rq.bias, rq.min, rq.max, rq.output_zero,
-                            out + i * out_ld);
 }
 
 void requantize(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq, uint8_t* out,
                 size_t out_ld) {
-  if (rq.output_signed) requantize_rows<true>(rows, cols, sums, ld, rq, out, out_ld);
-  else requantize_rows<false>(rows, cols, sums, ld, rq, out, out_ld);
+  for (size_t i = 0; i < rows; ++i) requantize_row(cols, sums + i * ld, rq, out + i * out_ld);
 }
 
-// A vector of channels at a time, its sums in a register across the taps; the last channels scalar.
-template <class T, bool kSigned>
-void depthwise_pixel(size_t channels, size_t taps, const uint8_t* const* x, int32_t zero, const int32_t* filter,
-                     const Int8Requantize& rq, uint8_t* out) {
-  size_t c0 = 0;
-#if WEBNN_KERNEL_ISA_LEVEL >= 1
-  using namespace simd;
-  for (; c0 + kLanes <= channels; c0 += kLanes) {
-    VI acc = splat_i(0);
-    for (size_t t = 0; t < taps; ++t) {
-      if (!x[t]) continue;
-      const VI xt = std::is_same_v<T, int8_t> ? widen_i8(x[t] + c0) : widen_u8(x[t] + c0);
-      acc += (xt - zero) * load<VI>(filter + t * channels + c0);
-    }
-    requantize_lanes<kSigned>(acc + load<VI>(rq.offset + c0), rq.multiplier + c0, rq.bias + c0, rq.min, rq.max,
-                              rq.output_zero, out + c0);
-  }
+// Depthwise: a pair of taps' bytes interleaved per channel and widened to int16 meet the packed
+// weight pairs in vpmaddwd (two exact products per int32 lane). AVX-512 widens 32 channels at once,
+// whose 128-bit-lane unpacks give the channel order 0-7, 16-23 | 8-15, 24-31: the filter is packed
+// in that order and the sums are put back in order before requantizing.
+#if WEBNN_KERNEL_ISA_LEVEL == 2
+constexpr bool kDepthwisePermuted = true;
+#else
+constexpr bool kDepthwisePermuted = false;
 #endif
-  for (; c0 < channels; ++c0) {
-    int32_t acc = 0;
-    for (size_t t = 0; t < taps; ++t)
-      if (x[t]) acc += (int32_t(reinterpret_cast<const T*>(x[t])[c0]) - zero) * filter[t * channels + c0];
-    out[c0] = requantized<kSigned>(acc, rq.offset[c0], rq.multiplier[c0], rq.bias[c0], rq.min, rq.max, rq.output_zero);
+// The packed slot (int16 pair) of channel i of a block.
+constexpr size_t depthwise_slot(size_t i) {
+  if (!kDepthwisePermuted) return i;
+  return i < 8 ? i : i < 16 ? i + 8 : i < 24 ? i - 8 : i;
+}
+
+void depthwise_pack(size_t channels, size_t taps, const int32_t* filter, int16_t* packed) {
+  constexpr size_t kBlock = kInt8DepthwiseBlock;
+  const size_t blocks = (channels + kBlock - 1) / kBlock;
+  std::fill(packed, packed + int8_depthwise_packed_count(channels, taps), int16_t(0));
+  for (size_t t = 0; t < taps; ++t)
+    for (size_t c = 0; c < channels; ++c)
+      packed[((t / 2 * blocks + c / kBlock) * kBlock + depthwise_slot(c % kBlock)) * 2 + t % 2] =
+          int16_t(filter[t * channels + c]);
+}
+
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+template <bool kSigned>
+inline __m256i widen16(__m128i v) {
+  return kSigned ? _mm256_cvtepi8_epi16(v) : _mm256_cvtepu8_epi16(v);
+}
+#endif
+#if WEBNN_KERNEL_ISA_LEVEL == 2
+template <bool kSigned>
+inline __m512i widen16(__m256i v) {
+  return kSigned ? _mm512_cvtepi8_epi16(v) : _mm512_cvtepu8_epi16(v);
+}
+#endif
+
+template <bool kInSigned>
+void depthwise_pixels(size_t pixels, size_t step, size_t channels, size_t taps, const uint8_t* const* x,
+                      const int16_t* packed, const Int8Requantize& rq, uint8_t* out) {
+  constexpr size_t kBlock = kInt8DepthwiseBlock, kBlockWords = 2 * kBlock;
+  const size_t pairs = (taps + 1) / 2, blocks = (channels + kBlock - 1) / kBlock, pair_words = blocks * kBlockWords;
+  const uint8_t* last = x[taps - 1];  // an odd count's partner tap (its weight is 0)
+  for (size_t p = 0; p < pixels; ++p, out += channels) {
+    const size_t shift = p * step;
+    size_t c0 = 0;
+#if WEBNN_KERNEL_ISA_LEVEL == 2
+    for (; c0 + kBlock <= channels; c0 += kBlock) {
+      __m512i lo = _mm512_setzero_si512(), hi = _mm512_setzero_si512();
+      const int16_t* w = packed + c0 / kBlock * kBlockWords;
+      for (size_t q = 0; q < pairs; ++q, w += pair_words) {
+        const uint8_t* x1 = 2 * q + 1 < taps ? x[2 * q + 1] : last;
+        const __m256i a = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x[2 * q] + shift + c0));
+        const __m256i b = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(x1 + shift + c0));
+        lo = _mm512_add_epi32(lo, _mm512_madd_epi16(widen16<kInSigned>(_mm256_unpacklo_epi8(a, b)),
+                                                    _mm512_loadu_si512(w)));
+        hi = _mm512_add_epi32(hi, _mm512_madd_epi16(widen16<kInSigned>(_mm256_unpackhi_epi8(a, b)),
+                                                    _mm512_loadu_si512(w + kBlock)));
+      }
+      const __m512i first = _mm512_permutex2var_epi32(
+          lo, _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23), hi);
+      const __m512i second = _mm512_permutex2var_epi32(
+          lo, _mm512_setr_epi32(8, 9, 10, 11, 12, 13, 14, 15, 24, 25, 26, 27, 28, 29, 30, 31), hi);
+      for (size_t h = 0; h < 2; ++h) {
+        const size_t c = c0 + 16 * h;
+        requantize_lanes(simd::VI(h ? second : first) + simd::load<simd::VI>(rq.offset + c),
+                                     rq.multiplier + c, rq.bias + c, rq.min, rq.max, rq.output_zero, out + c);
+      }
+    }
+#endif
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+    for (; c0 + 16 <= channels; c0 += 16) {  // (AVX-512: only a last half block, which starts a block)
+      __m256i lo = _mm256_setzero_si256(), hi = _mm256_setzero_si256();
+      const int16_t* w = packed + c0 / kBlock * kBlockWords + depthwise_slot(c0 % kBlock) * 2;
+      constexpr size_t kHiWords = kDepthwisePermuted ? kBlock : 16;
+      for (size_t q = 0; q < pairs; ++q, w += pair_words) {
+        const uint8_t* x1 = 2 * q + 1 < taps ? x[2 * q + 1] : last;
+        const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x[2 * q] + shift + c0));
+        const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(x1 + shift + c0));
+        lo = _mm256_add_epi32(lo, _mm256_madd_epi16(widen16<kInSigned>(_mm_unpacklo_epi8(a, b)),
+                                                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w))));
+        hi = _mm256_add_epi32(hi, _mm256_madd_epi16(widen16<kInSigned>(_mm_unpackhi_epi8(a, b)),
+                                                    _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + kHiWords))));
+      }
+#if WEBNN_KERNEL_ISA_LEVEL == 2
+      const simd::VI sums = simd::VI(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+      requantize_lanes(sums + simd::load<simd::VI>(rq.offset + c0), rq.multiplier + c0, rq.bias + c0,
+                                   rq.min, rq.max, rq.output_zero, out + c0);
+#else
+      for (size_t h = 0; h < 2; ++h) {
+        const size_t c = c0 + 8 * h;
+        requantize_lanes(simd::VI(h ? hi : lo) + simd::load<simd::VI>(rq.offset + c), rq.multiplier + c,
+                                     rq.bias + c, rq.min, rq.max, rq.output_zero, out + c);
+      }
+#endif
+    }
+#endif
+    for (; c0 < channels; ++c0) {  // the last channels (fewer than 16) one at a time
+      const int16_t* w = packed + (c0 / kBlock * kBlock + depthwise_slot(c0 % kBlock)) * 2;
+      int32_t acc = 0;
+      for (size_t t = 0; t < taps; ++t) {
+        const uint8_t v = x[t][shift + c0];
+        acc += (kInSigned ? int32_t(int8_t(v)) : int32_t(v)) * w[t / 2 * pair_words + t % 2];
+      }
+      out[c0] = requantized(acc, rq.offset[c0], rq.multiplier[c0], rq.bias[c0], rq.min, rq.max,
+                                        rq.output_zero);
+    }
   }
 }
 
-void depthwise(size_t channels, size_t taps, const uint8_t* const* x, bool input_signed, int32_t input_zero,
-               const int32_t* filter, const Int8Requantize& rq, uint8_t* out) {
-  if (input_signed) {
-    if (rq.output_signed) depthwise_pixel<int8_t, true>(channels, taps, x, input_zero, filter, rq, out);
-    else depthwise_pixel<int8_t, false>(channels, taps, x, input_zero, filter, rq, out);
-  } else if (rq.output_signed) {
-    depthwise_pixel<uint8_t, true>(channels, taps, x, input_zero, filter, rq, out);
-  } else {
-    depthwise_pixel<uint8_t, false>(channels, taps, x, input_zero, filter, rq, out);
-  }
+void depthwise(size_t pixels, size_t step, size_t channels, size_t taps, const uint8_t* const* x, bool input_signed,
+               const int16_t* packed, const Int8Requantize& rq, uint8_t* out) {
+  if (input_signed) depthwise_pixels<true>(pixels, step, channels, taps, x, packed, rq, out);
+  else depthwise_pixels<false>(pixels, step, channels, taps, x, packed, rq, out);
 }
 
 #if WEBNN_KERNEL_ISA_LEVEL == 0
@@ -201,6 +270,7 @@ Int8Kernels level_kernels() {
   Int8Kernels k;
   k.dot2 = Int8GemmUkernel{s16_gemm, kMr, kNr, Int8Dot::kS16x2, kS16Name};
   k.requantize = requantize;
+  k.depthwise_pack = depthwise_pack;
   k.depthwise = depthwise;
   k.quantize = quantize;
   k.dequantize = dequantize;
