@@ -14,7 +14,7 @@ namespace webnn {
 
 namespace {
 
-constexpr size_t kBlockBytes = 96 * 1024;  // the packed A rows of one block, kept in L2 across panels
+constexpr size_t kBlockBytes = 96 * 1024;  // the gathered A rows of one block, kept in L2 across panels
 constexpr size_t kMaxNr = 32;
 constexpr size_t kColumnPad = 16;  // one vector of int32 columns
 constexpr size_t kRowSlack = 16;   // bytes past a staged im2col row that a gather may overwrite
@@ -232,21 +232,13 @@ class Int8Conv2d {
     }
   }
 
-  // Packs the MR rows from output pixel m0 (rows past M are zero) as [k_steps][MR] words.
-  void pack_tile(const uint8_t* in, size_t m0, size_t rows, size_t g, uint32_t* panel) const {
-    const size_t mr = uk_.mr, width = int8_dot_width(uk_.dot);
-    const size_t stride_words = k_steps_;  // one staged row, in words
-    if (rows_in_place_ && rows == mr) {
-      // A pointwise convolution's rows are the input's pixels: words straight from them.
-      const uint8_t* first = in + m0 * p_.in_channels + g * cg_;
-      for (size_t s = 0; s < k_steps_; ++s)
-        for (size_t i = 0; i < mr; ++i) std::memcpy(panel + s * mr + i, first + i * p_.in_channels + 4 * s, 4);
-      return;
-    }
-    uint32_t* staged = thread_buffer<uint32_t>(1, mr * stride_words + kRowSlack / sizeof(uint32_t));
+  // Gathers the im2col rows of the MR output pixels from m0 into `rows_out` (k_steps words each; rows
+  // past M are zero).
+  void gather_tile(const uint8_t* in, size_t m0, size_t rows, size_t g, uint32_t* rows_out) const {
+    const size_t mr = uk_.mr, width = int8_dot_width(uk_.dot), stride_words = k_steps_;
     Pixel at = pixel_of(m0);
     for (size_t i = 0; i < mr; ++i, next_pixel(at)) {
-      uint32_t* row_words = staged + i * stride_words;
+      uint32_t* row_words = rows_out + i * stride_words;
       row_words[stride_words - 1] = 0;  // K's padding to whole words
       if (i >= rows) {
         std::memset(row_words, 0, stride_words * sizeof(uint32_t));
@@ -255,8 +247,6 @@ class Int8Conv2d {
       if (width == 4) gather_row(in, at, g, reinterpret_cast<uint8_t*>(row_words));
       else gather_row(in, at, g, reinterpret_cast<int16_t*>(row_words));
     }
-    for (size_t s = 0; s < k_steps_; ++s)
-      for (size_t i = 0; i < mr; ++i) panel[s * mr + i] = staged[i * stride_words + s];
   }
 
   void run_gemm(const uint8_t* in, uint8_t* out, ThreadPool* pool) const {
@@ -273,14 +263,16 @@ class Int8Conv2d {
     const size_t items = blocks * p_.groups * chunks;
     const uint32_t* packed = reinterpret_cast<const uint32_t*>(packed_->data());
     auto run = [&](size_t begin, size_t end) {
-      uint32_t* a = thread_buffer<uint32_t>(0, block_tiles * tile_words);
+      uint32_t* a = thread_buffer<uint32_t>(0, block_tiles * tile_words + kRowSlack / sizeof(uint32_t));
       int32_t* tile = thread_buffer<int32_t>(2, mr * nr);
       uint8_t* staged_out = thread_buffer<uint8_t>(3, mr * kMaxNr);
       for (size_t item = begin; item < end; ++item) {
         const size_t chunk = item % chunks, g = item / chunks % p_.groups;
         const size_t t0 = item / chunks / p_.groups * block_tiles, t1 = std::min(tiles, t0 + block_tiles);
+        // A pointwise convolution's full tiles read the input's pixels in place; the others are gathered.
+        const auto in_place = [&](size_t t) { return rows_in_place_ && (t + 1) * mr <= M; };
         for (size_t t = t0; t < t1; ++t)
-          pack_tile(in, t * mr, std::min(mr, M - t * mr), g, a + (t - t0) * tile_words);
+          if (!in_place(t)) gather_tile(in, t * mr, std::min(mr, M - t * mr), g, a + (t - t0) * tile_words);
         const size_t p1 = std::min(panels_, (chunk + 1) * chunk_panels);
         for (size_t panel = chunk * chunk_panels; panel < p1; ++panel) {
           const uint32_t* b = packed + (g * panels_ + panel) * k_steps_ * nr;
@@ -288,7 +280,11 @@ class Int8Conv2d {
           const Int8Requantize rq = requantize_at(o0);
           for (size_t t = t0; t < t1; ++t) {
             const size_t m0 = t * mr, rows = std::min(mr, M - m0);
-            uk_.fn(k_steps_, a + (t - t0) * tile_words, b, tile);
+            if (in_place(t))
+              uk_.fn(k_steps_, reinterpret_cast<const uint32_t*>(in + m0 * p_.in_channels + g * cg_),
+                     p_.in_channels / 4, b, tile);
+            else
+              uk_.fn(k_steps_, a + (t - t0) * tile_words, k_steps_, b, tile);
             if (p_.nhwc) {
               kernels_.requantize(rows, cols, tile, nr, rq, out + m0 * O + o0, O);
               continue;

@@ -1,5 +1,5 @@
-// The int8 GEMM family: quantized convolutions (and products) on integers. A and B are packed as
-// 32-bit words, panel by panel ([k_steps][MR] words of A, [k_steps][NR] words of B), and a word
+// The int8 GEMM family: quantized convolutions (and products) on integers. A's rows and B are
+// 32-bit words (A row by row, B panel by panel as [k_steps][NR] words), and a word
 // holds either 4 consecutive K values (uint8 activations x int8 weights: the VNNI dot products) or
 // 2 (int16 activations x int16 weights, both already minus their zero points: vpmaddwd). Both sum
 // into int32 exactly (no 16-bit saturating step); the requantize epilogue then turns each column
@@ -16,8 +16,10 @@ enum class Int8Dot : uint8_t {
 };
 constexpr size_t int8_dot_width(Int8Dot dot) { return dot == Int8Dot::kU8S8x4 ? 4 : 2; }
 
-// tile[MR][NR] (int32, overwritten) = Apanel[k_steps][MR] . Bpanel[k_steps][NR], each word a dot product.
-using Int8GemmFn = void (*)(size_t k_steps, const uint32_t* a_panel, const uint32_t* b_panel, int32_t* tile);
+// tile[MR][NR] (int32, overwritten) = A[MR][k_steps] . Bpanel[k_steps][NR], each word a dot product;
+// A's row i starts at a + i * a_stride (in words).
+using Int8GemmFn = void (*)(size_t k_steps, const uint32_t* a, size_t a_stride, const uint32_t* b_panel,
+                            int32_t* tile);
 
 // What turns the int32 sums of one output column j into 8-bit values (all per column, at column 0 of
 // the tile), in units of the output's scale: t = float(sum + offset[j]) * multiplier[j] + bias[j]

@@ -185,11 +185,12 @@ void depthwise(size_t pixels, size_t step, size_t channels, size_t taps, const u
 
 #if WEBNN_KERNEL_ISA_LEVEL == 0
 constexpr size_t kMr = 4, kNr = 16;
-void s16_gemm(size_t k_steps, const uint32_t* a, const uint32_t* b, int32_t* tile) {
+void s16_gemm(size_t k_steps, const uint32_t* a, size_t a_stride, const uint32_t* b, int32_t* tile) {
   int32_t acc[kMr][kNr] = {};
-  for (size_t k = 0; k < k_steps; ++k, a += kMr, b += kNr)
+  for (size_t k = 0; k < k_steps; ++k, b += kNr)
     for (size_t i = 0; i < kMr; ++i) {
-      const int32_t a0 = int16_t(a[i] & 0xffff), a1 = int16_t(a[i] >> 16);
+      const uint32_t word = a[i * a_stride + k];
+      const int32_t a0 = int16_t(word & 0xffff), a1 = int16_t(word >> 16);
       for (size_t j = 0; j < kNr; ++j) acc[i][j] += a0 * int16_t(b[j] & 0xffff) + a1 * int16_t(b[j] >> 16);
     }
   std::memcpy(tile, acc, sizeof(acc));
