@@ -203,7 +203,7 @@ case("exact_pointwise_nhwc_groups_2", exact=True, c=32, o=20, groups=2, size=(5,
      padding=(0, 0, 0, 0), layout="nhwc", filter_layout="ohwi", w_zero="zero")
 case("exact_depthwise_40_nhwc", exact=True, c=40, o=40, groups=40, size=(6, 5), layout="nhwc",
      filter_layout="ihwo", x="int8")
-# NHWC uint8 stems (each kernel row's taps gathered as one run of bytes: runs of 9, 15 and 24 bytes,
+# NHWC uint8 stems (each kernel row's taps gathered as one run of bytes: runs of 9, 15, 24 and 84 bytes,
 # at the image's edges and its last bytes) and depthwise shapes: a full and a half block of 32
 # channels, fewer channels than a vector, odd and even tap counts, dilation, stride
 case("exact_stem_3ch_stride_2_nhwc", exact=True, c=3, o=32, size=(11, 9), strides=(2, 2), layout="nhwc",
@@ -211,6 +211,8 @@ case("exact_stem_3ch_stride_2_nhwc", exact=True, c=3, o=32, size=(11, 9), stride
 case("exact_stem_5x5_nhwc_relu", exact=True, c=3, o=24, size=(8, 8), kernel=(5, 5), padding=(2, 2, 2, 2),
      layout="nhwc", filter_layout="hwio", w_zero="zero", act="relu")
 case("exact_3x3x8_nhwc", exact=True, c=8, o=24, size=(6, 7), layout="nhwc", filter_layout="ohwi", w_zero="zero")
+case("exact_7x7x12_nhwc_stride_2", exact=True, c=12, o=20, size=(9, 10), kernel=(7, 7), strides=(2, 2),
+     padding=(3, 3, 3, 3), layout="nhwc", filter_layout="hwio", w_zero="zero")
 case("exact_depthwise_48_5x5_dilation_2_nhwc", exact=True, c=48, o=48, groups=48, kernel=(5, 5),
      dilations=(2, 2), padding=(4, 4, 4, 4), size=(9, 11), layout="nhwc", filter_layout="ihwo")
 case("exact_depthwise_3_2x2_stride_2_nhwc", exact=True, c=3, o=3, groups=3, kernel=(2, 2), strides=(2, 2),

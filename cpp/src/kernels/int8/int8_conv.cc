@@ -14,7 +14,7 @@ namespace webnn {
 
 namespace {
 
-constexpr size_t kBlockBytes = 96 * 1024;  // the gathered A rows of one block, kept in L2 across panels
+constexpr size_t kBlockBytes = 256 * 1024;  // the gathered A rows of one block, kept in L2 across panels
 constexpr size_t kMaxNr = 32;
 constexpr size_t kColumnPad = 16;  // one vector of int32 columns
 constexpr size_t kRowSlack = 16;   // bytes past a staged im2col row that a gather may overwrite
@@ -212,7 +212,7 @@ class Int8Conv2d {
   }
 
   // spans_: an NHWC uint8 input read whole (one group), dilation 1 across, so a kernel row's taps
-  // are one run of kernel_w x channels bytes. A short run moves as 16 bytes when the input has them:
+  // are one run of kernel_w x channels bytes. A short run moves as 16-byte pieces when the input has them:
   // the bytes written past it are overwritten by the next run, or land in the row's slack (K's
   // padding, whose filter words are zero, or kRowSlack).
   void gather_spans(const uint8_t* in, const uint8_t* image, ptrdiff_t y0, ptrdiff_t x0, uint8_t* row) const {
@@ -227,8 +227,11 @@ class Int8Conv2d {
         continue;
       }
       const uint8_t* x = image + (size_t(ih) * p_.in_w + size_t(iw)) * cg_;
-      if (span <= kRowSlack && x + kRowSlack <= in_end) std::memcpy(row, x, kRowSlack);
-      else std::memcpy(row, x, span);
+      const size_t moves = (span + kRowSlack - 1) / kRowSlack;
+      if (moves <= 4 && x + moves * kRowSlack <= in_end)
+        for (size_t m = 0; m < moves; ++m) std::memcpy(row + m * kRowSlack, x + m * kRowSlack, kRowSlack);
+      else
+        std::memcpy(row, x, span);
     }
   }
 
