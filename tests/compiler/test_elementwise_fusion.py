@@ -242,3 +242,55 @@ def test_a_dequantized_graph_output_is_still_written(context, monkeypatch, same_
     graph, plain = _twice(context, monkeypatch, make)
     assert _core.plan_steps(graph) == ["dequantizeLinear", "elementwise+dequantizeLinear+relu+quantizeLinear"]
     same_results(graph, plain, {"x": xq})
+
+
+_INT8_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
+
+
+@pytest.mark.parametrize("op", list(_INT8_BINARY))
+@pytest.mark.parametrize("act", ["none", "relu", "clamp"])
+@pytest.mark.parametrize("types", [("uint8", "uint8", "uint8"), ("int8", "uint8", "int8"), ("uint8", "int8", "int8")])
+def test_quantized_binary_chain_is_exact(context, monkeypatch, same_results, op, act, types):
+    """dequantizeLinear(a) op dequantizeLinear(c) [-> relu | clamp] -> quantizeLinear over same-shape
+    8-bit tensors runs as one fused 8-bit loop: the same bits as the ops one by one, and as NumPy's
+    float32 arithmetic (dequantize as float32 products, the op in float32, the quotient a float32
+    division rounded half to even), including quotients on and next to the halfway points."""
+    a_type, c_type, out_type = types
+    shape = [3, 7, 61]
+    rng = np.random.default_rng(len(op) * 7 + len(act))
+
+    def values(dtype):
+        info = np.iinfo(dtype)
+        v = rng.integers(info.min, info.max, shape, endpoint=True)
+        v.flat[:4] = [info.min, info.max, info.min, info.max]
+        return v.astype(dtype)
+
+    a, c = values(a_type), values(c_type)
+    (sa, za), (sc, zc) = (0.0371, 3 if a_type == "int8" else 131), (0.02, -7 if c_type == "int8" else 90)
+    s_out, z_out = (0.061 if op != "mul" else 0.9), (-2 if out_type == "int8" else 17)
+    lo, hi = -0.37, 1.9
+
+    def make(b):
+        x = b.dequantize_linear(b.input("a", data_type=a_type, shape=shape), *_quantization(b, sa, za, a_type, 3))
+        y = b.dequantize_linear(b.input("c", data_type=c_type, shape=shape), *_quantization(b, sc, zc, c_type, 3))
+        t = getattr(b, op)(x, y)
+        if act == "relu":
+            t = b.relu(t)
+        elif act == "clamp":
+            t = b.clamp(t, min_value=lo, max_value=hi)
+        return b.build({"q": b.quantize_linear(t, *_quantization(b, s_out, z_out, out_type, 3))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert len(_core.plan_steps(graph)) == 1, _core.plan_steps(graph)
+    got = same_results(graph, plain, {"a": a, "c": c})["q"]
+    f32 = np.float32
+    fa = (a.astype(np.int32) - za).astype(f32) * f32(sa)
+    fc = (c.astype(np.int32) - zc).astype(f32) * f32(sc)
+    t = _INT8_BINARY[op](fa, fc).astype(f32)
+    if act == "relu":
+        t = np.maximum(t, f32(0))
+    elif act == "clamp":
+        t = np.clip(t, f32(lo), f32(hi))
+    info = np.iinfo(out_type)
+    want = np.clip(np.rint(t / f32(s_out)).astype(np.float64) + z_out, info.min, info.max).astype(out_type)
+    np.testing.assert_array_equal(got, want)

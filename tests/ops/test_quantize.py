@@ -94,6 +94,32 @@ def test_quantize_rounding_saturation_and_specials(builder, zero_point_type):
     np.testing.assert_array_equal(out, np.clip(expected, low, high).astype(webnn.numpy_dtype(zero_point_type)))
 
 
+@pytest.mark.parametrize("zero_point_type", ["uint8", "int8"])
+@pytest.mark.parametrize("scale", [0.05, 1 / 255, 0.1, 3.7, 2.0 ** -100, 2.0 ** 100, 0.75 * 2.0 ** -100,
+                                   1.5 * 2.0 ** 100, 1e-30, 7e30, 2.0 ** -126])
+def test_quantize_8bit_quotients_are_exact(builder, zero_point_type, scale):
+    """The 8-bit loops compute x / scale without dividing where 2^-100 <= scale <= 2^100 (with the
+    float nearest 1 / scale and an FMA correction); every quotient must still be the float32
+    division's, rounded half to even: values on, and ulps either side of, every halfway point,
+    random values over wide ranges, zeros, infinities, NaN and subnormals."""
+    rng = np.random.default_rng(int(np.log2(scale) * 10) & 0xFFFF)
+    s = np.float32(scale)
+    halfway = (np.arange(-300, 300, dtype=np.float32) + np.float32(0.5)) * s
+    near = [np.nextafter(halfway, np.float32(np.inf) * sign) for sign in (1, -1)]
+    near2 = [np.nextafter(v, np.float32(np.inf) * sign) for v, sign in zip(near, (1, -1))]
+    spread = (rng.standard_normal(2000) * 200).astype(np.float32) * s
+    wide = rng.standard_normal(500).astype(np.float32) * np.float32(2.0) ** rng.integers(-140, 120, 500).astype(
+        np.float32)
+    specials = np.array([0, -0.0, np.inf, -np.inf, np.nan, 1e-45, -1e-45, 3.4e38, -3.4e38, 1.1754944e-38],
+                        np.float32)
+    with np.errstate(over="ignore", invalid="ignore"):
+        x = np.concatenate([halfway, *near, *near2, spread, wide, specials]).astype(np.float32)
+    x = x[np.isfinite(x) | np.isinf(x) | np.isnan(x)]
+    zero = np.array([-3 if zero_point_type == "int8" else 7], zero_point_type)
+    got = compute(builder, "quantize_linear", x, np.array([s], np.float32), zero)
+    np.testing.assert_array_equal(got, quantize_reference(x, np.array([s], np.float32), zero))
+
+
 def test_quantize_zero_point_offsets_before_saturating(builder):
     x = np.array([-10, 0, 100, 300], np.float16)
     out = compute(builder, "quantizeLinear", x, np.array([2], np.float16), np.array([128], np.uint8))

@@ -2,9 +2,12 @@
 // the active ISA level (elementwise_impl.h).
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "kernels/elementwise/elementwise.h"
+#include "kernels/int8/int8_gemm.h"
 #include "kernels/quantize/quantize.h"
 #include "kernels/kernel_util.h"
 #include "kernels/platform.h"
@@ -94,6 +97,59 @@ Kernel make_where_kernel(DataType type, const std::vector<uint32_t>& condition_s
                       {condition_shape, true_shape, false_shape});
 }
 
+namespace {
+
+// dequantize(a) op dequantize(b) [-> relu | clamp] -> quantize, 8-bit in and out, as one
+// Int8BinaryFn pass: its parameters, or false. It needs scales that keep every value finite
+// (|dequantize scales| <= 2^100, and a quantize_inverse for the output's), so that no NaN arises and
+// the fused loop computes the chain's bits.
+bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p) {
+  using Kind = ChainStep::Kind;
+  if (steps.size() < 4 || steps.size() > 5 || steps[0].kind != Kind::kDequantize ||
+      steps[1].kind != Kind::kDequantize || steps[2].kind != Kind::kBinary || steps.back().kind != Kind::kQuantize)
+    return false;
+  const ChainStep &a = steps[0], &b = steps[1], &op = steps[2], &q = steps.back();
+  if (op.a == 1 && op.b == 0) return false;  // (the operands swapped: not a form the pass makes)
+  if (op.a != 0 || op.b != 1 || q.a != int(steps.size()) - 2) return false;
+  switch (op.binary) {
+    case BinaryOp::kAdd: p.op = Int8BinaryOp::kAdd; break;
+    case BinaryOp::kSub: p.op = Int8BinaryOp::kSub; break;
+    case BinaryOp::kMul: p.op = Int8BinaryOp::kMul; break;
+    case BinaryOp::kMax: p.op = Int8BinaryOp::kMax; break;
+    case BinaryOp::kMin: p.op = Int8BinaryOp::kMin; break;
+    default: return false;
+  }
+  p.min = -std::numeric_limits<float>::infinity();
+  p.max = std::numeric_limits<float>::infinity();
+  if (steps.size() == 5) {
+    const ChainStep& act = steps[3];
+    if (act.a != 2) return false;
+    if (act.kind == Kind::kUnary && act.unary == UnaryOp::kRelu) {
+      p.min = 0.0f;
+    } else if (act.kind == Kind::kClamp && act.min <= act.max) {
+      p.min = act.min;
+      p.max = act.max;
+    } else {
+      return false;
+    }
+  }
+  const auto bounded = [](float scale) { return std::fabs(scale) <= 0x1p100f; };
+  if (!bounded(a.scale) || !bounded(b.scale)) return false;
+  p.a_signed = a.is_signed;
+  p.b_signed = b.is_signed;
+  p.out_signed = q.is_signed;
+  p.a_zero = a.zero_point;
+  p.b_zero = b.zero_point;
+  p.out_zero = q.zero_point;
+  p.a_scale = a.scale;
+  p.b_scale = b.scale;
+  p.out_scale = q.scale;
+  p.out_inverse = quantize_inverse(q.scale);
+  return p.out_inverse != 0.0f;
+}
+
+}  // namespace
+
 Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
                                      const std::vector<std::vector<uint32_t>>& input_shapes) {
   const size_t inputs = input_shapes.size();
@@ -119,10 +175,21 @@ Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const 
     else fns[i].clamp = kernel_table().unary->clamp(DataType::kFloat32);
     if (!fns[i].binary && !fns[i].unary && !fns[i].clamp) throw_type_error("internal: no float32 loop for a chain step");
   }
-  return [loop = std::move(loop), steps, fns = std::move(fns), stride](const KernelArgs& args) {
+  const float inverse_scale = steps.back().kind == ChainStep::Kind::kQuantize ? quantize_inverse(steps.back().scale) : 0;
+  Int8Binary int8_binary;
+  const bool fused_8bit = int8_binary_chain(steps, int8_binary);
+  return [loop = std::move(loop), steps, fns = std::move(fns), stride, inverse_scale, fused_8bit,
+          int8_binary](const KernelArgs& args) {
     float* const out = static_cast<float*>(args.outputs[0]);
     uint8_t* const out_8bit = static_cast<uint8_t*>(args.outputs[0]);  // when the last step quantizes
     for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
+      if (fused_8bit) {
+        const size_t ka = size_t(-1 - steps[0].a), kb = size_t(-1 - steps[1].a);
+        if (stride[ka] == 1 && stride[kb] == 1)
+          return kernel_table().int8.binary(static_cast<const uint8_t*>(args.inputs[ka]) + off[ka],
+                                            static_cast<const uint8_t*>(args.inputs[kb]) + off[kb], count,
+                                            int8_binary, out_8bit + out_offset);
+      }
       thread_local std::vector<float> buffers;
       if (buffers.size() < steps.size() * kChainChunk) buffers.resize(steps.size() * kChainChunk);
       for (size_t s = 0; s < count; s += kChainChunk) {
@@ -149,7 +216,8 @@ Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const 
           }
           if (step.kind == ChainStep::Kind::kQuantize) {
             size_t unit;
-            quantize_8bit(source(step.a, &unit), step.scale, step.zero_point, step.is_signed, out_8bit + out_offset + s, n);
+            quantize_8bit(source(step.a, &unit), step.scale, inverse_scale, step.zero_point, step.is_signed,
+                          out_8bit + out_offset + s, n);
             continue;
           }
           float* const dst = last ? out + out_offset + s : buffers.data() + i * kChainChunk;

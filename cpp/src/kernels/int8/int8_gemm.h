@@ -66,8 +66,25 @@ struct Int8GemmUkernel {
 // quantizeLinear / dequantizeLinear of contiguous float32 <-> 8-bit values with one scale and zero
 // point (the quantize kernels' per-block runs and the element-wise chain's steps): y = saturate(
 // roundHalfEven(x / scale) + zero), NaN to 0; and y = float(x - zero) * scale.
-using QuantizeRunFn = void (*)(const float* x, float scale, int32_t zero, bool is_signed, uint8_t* y, size_t n);
+// `inverse` is quantize_inverse(scale) (kernels/quantize/quantize.h): the float nearest 1 / scale,
+// with which the quotient is computed without a division, or 0 to divide.
+using QuantizeRunFn = void (*)(const float* x, float scale, float inverse, int32_t zero, bool is_signed, uint8_t* y,
+                               size_t n);
 using DequantizeRunFn = void (*)(const uint8_t* x, bool is_signed, int32_t zero, float scale, float* y, size_t n);
+
+// An element-wise chain on 8-bit tensors in one pass: y = quantize(clamp(dequantize(a) op
+// dequantize(b), min, max)), each step in float32 as its op's own loop computes it (the same bits):
+// dequantize is float(x - zero) * scale, the quantize divides exactly (with `inverse`, see
+// QuantizeRunFn). min and max are an absorbed relu's or clamp's bounds (-inf, inf when none).
+enum class Int8BinaryOp : uint8_t { kAdd, kSub, kMul, kMax, kMin };
+struct Int8Binary {
+  Int8BinaryOp op = Int8BinaryOp::kAdd;
+  bool a_signed = false, b_signed = false, out_signed = false;  // int8, else uint8
+  int32_t a_zero = 0, b_zero = 0, out_zero = 0;
+  float a_scale = 1, b_scale = 1, out_scale = 1, out_inverse = 1;
+  float min = 0, max = 0;
+};
+using Int8BinaryFn = void (*)(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y);
 
 struct Int8Kernels {
   Int8GemmUkernel dot4;  // uint8 x int8 (VNNI), when the CPU has it
@@ -77,6 +94,7 @@ struct Int8Kernels {
   Int8DepthwiseFn depthwise;
   QuantizeRunFn quantize;
   DequantizeRunFn dequantize;
+  Int8BinaryFn binary;
 };
 
 const Int8Kernels& int8_kernels_ref();

@@ -223,29 +223,58 @@ constexpr auto s16_gemm = int8_gemm_tile<MaddZmm, kMr>;
 constexpr const char* kS16Name = "s16_gemm_12x32_avx512";
 #endif
 
+// A quotient x / scale as an 8-bit value: rounded half to even, plus the zero point, saturated;
+// NaN to 0.
 template <bool kSigned>
-void quantize_run(const float* x, float scale, int32_t zero, uint8_t* y, size_t n) {
+inline uint8_t quantized_value(float quotient, int32_t zero) {
   constexpr float kLo = kSigned ? -128.0f : 0.0f, kHi = kSigned ? 127.0f : 255.0f;
+  float q = std::nearbyint(quotient) + float(zero);
+  q = q < kLo ? kLo : (q > kHi ? kHi : q);
+  return q == q ? uint8_t(int32_t(q)) : uint8_t(0);
+}
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+template <bool kSigned>
+inline void quantize_quotient(simd::VF quotient, simd::VF zero, uint8_t* out) {
+  using namespace simd;
+  VF q = clamp(round<_MM_FROUND_TO_NEAREST_INT>(quotient) + zero, splat(kSigned ? -128.0f : 0.0f),
+               splat(kSigned ? 127.0f : 255.0f));
+  q = bits_to_float(float_bits(q) & ~VU(is_nan(q)));  // NaN quantizes to 0
+  narrow_u8(out, __builtin_convertvector(q, VI));
+}
+#endif
+
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+// x / s quantized to 8 bits (a vector of them), with inv = quantize_inverse(s) != 0: q0 = x * inv
+// is within an ulp of x / s, r = x - q0 * s is exact in an FMA, and q0 + r * inv rounds to exactly
+// x / s (Markstein's theorem; quantize_inverse bounds s so that r and inv stay normal wherever the
+// quotient is not far below one half). An infinite q0 gives a NaN correction: q0 is the quotient.
+template <bool kSigned>
+inline void quantize_lanes(simd::VF x, simd::VF s, simd::VF inv, simd::VF zero, uint8_t* out) {
+  using namespace simd;
+  const VF q0 = unfused(x * inv);
+  const VF q1 = fma(fma(-q0, s, x), inv, q0);
+  const VU corrected_nan = VU(is_nan(q1) & ~is_nan(q0));
+  const VF q = bits_to_float((float_bits(q1) & ~corrected_nan) | (float_bits(q0) & corrected_nan));
+  quantize_quotient<kSigned>(q, zero, out);
+}
+#endif
+
+template <bool kSigned>
+void quantize_run(const float* x, float scale, float inverse, int32_t zero, uint8_t* y, size_t n) {
   size_t i = 0;
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
   using namespace simd;
-  const VF s = splat(scale), z = splat(float(zero)), lo = splat(kLo), hi = splat(kHi);
-  for (; i + kLanes <= n; i += kLanes) {
-    VF q = clamp(round<_MM_FROUND_TO_NEAREST_INT>(load<VF>(x + i) / s) + z, lo, hi);
-    q = bits_to_float(float_bits(q) & ~VU(is_nan(q)));  // NaN quantizes to 0
-    narrow_u8(y + i, __builtin_convertvector(q, VI));
-  }
+  const VF s = splat(scale), z = splat(float(zero));
+  if (inverse != 0.0f)
+    for (const VF inv = splat(inverse); i + kLanes <= n; i += kLanes) quantize_lanes<kSigned>(load<VF>(x + i), s, inv, z, y + i);
+  for (; i + kLanes <= n; i += kLanes) quantize_quotient<kSigned>(load<VF>(x + i) / s, z, y + i);
 #endif
-  for (; i < n; ++i) {
-    float q = std::nearbyint(x[i] / scale) + float(zero);
-    q = q < kLo ? kLo : (q > kHi ? kHi : q);
-    y[i] = q == q ? uint8_t(int32_t(q)) : uint8_t(0);
-  }
+  for (; i < n; ++i) y[i] = quantized_value<kSigned>(x[i] / scale, zero);
 }
 
-void quantize(const float* x, float scale, int32_t zero, bool is_signed, uint8_t* y, size_t n) {
-  if (is_signed) quantize_run<true>(x, scale, zero, y, n);
-  else quantize_run<false>(x, scale, zero, y, n);
+void quantize(const float* x, float scale, float inverse, int32_t zero, bool is_signed, uint8_t* y, size_t n) {
+  if (is_signed) quantize_run<true>(x, scale, inverse, zero, y, n);
+  else quantize_run<false>(x, scale, inverse, zero, y, n);
 }
 
 template <bool kSigned>
@@ -266,6 +295,73 @@ void dequantize(const uint8_t* x, bool is_signed, int32_t zero, float scale, flo
   else dequantize_run<false>(x, zero, scale, y, n);
 }
 
+// Int8BinaryFn: every step as its own loop computes it (dequantize_run, the float32 binary and
+// clamp loops, quantize_run), fused so that the values stay in registers.
+template <Int8BinaryOp kOp>
+inline float binary_value(float a, float b) {
+  if constexpr (kOp == Int8BinaryOp::kAdd) return a + b;
+  else if constexpr (kOp == Int8BinaryOp::kSub) return a - b;
+  else if constexpr (kOp == Int8BinaryOp::kMul) return a * b;
+  else if constexpr (kOp == Int8BinaryOp::kMax) return a > b ? a : b;
+  else return a < b ? a : b;
+}
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+template <Int8BinaryOp kOp>
+inline simd::VF binary_lanes(simd::VF a, simd::VF b) {
+  using namespace simd;
+  if constexpr (kOp == Int8BinaryOp::kAdd) return a + b;
+  else if constexpr (kOp == Int8BinaryOp::kSub) return a - b;
+  else if constexpr (kOp == Int8BinaryOp::kMul) return a * b;
+  else if constexpr (kOp == Int8BinaryOp::kMax) return a > b ? a : b;
+  else return a < b ? a : b;
+}
+#endif
+
+template <Int8BinaryOp kOp, bool kOutSigned>
+void binary_run(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y) {
+  const auto value = [](const uint8_t* x, size_t i, bool is_signed) {
+    return is_signed ? int32_t(int8_t(x[i])) : int32_t(x[i]);
+  };
+  size_t i = 0;
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  using namespace simd;
+  const VF sa = splat(p.a_scale), sb = splat(p.b_scale), lo = splat(p.min), hi = splat(p.max);
+  const VF s = splat(p.out_scale), inv = splat(p.out_inverse), z = splat(float(p.out_zero));
+  const VI za = splat_i(p.a_zero), zb = splat_i(p.b_zero);
+  for (; i + kLanes <= n; i += kLanes) {
+    const VI xa = p.a_signed ? widen_i8(a + i) : widen_u8(a + i);
+    const VI xb = p.b_signed ? widen_i8(b + i) : widen_u8(b + i);
+    const VF fa = unfused(__builtin_convertvector(xa - za, VF) * sa);
+    const VF fb = unfused(__builtin_convertvector(xb - zb, VF) * sb);
+    const VF t = unfused(binary_lanes<kOp>(fa, fb));
+    quantize_lanes<kOutSigned>(clamp(t, lo, hi), s, inv, z, y + i);
+  }
+#endif
+  for (; i < n; ++i) {
+    const float fa = float(value(a, i, p.a_signed) - p.a_zero) * p.a_scale;
+    const float fb = float(value(b, i, p.b_signed) - p.b_zero) * p.b_scale;
+    float t = binary_value<kOp>(fa, fb);
+    t = t < p.min ? p.min : (t > p.max ? p.max : t);
+    y[i] = quantized_value<kOutSigned>(t / p.out_scale, p.out_zero);
+  }
+}
+
+template <bool kOutSigned>
+void binary_signed(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y) {
+  switch (p.op) {
+    case Int8BinaryOp::kAdd: return binary_run<Int8BinaryOp::kAdd, kOutSigned>(a, b, n, p, y);
+    case Int8BinaryOp::kSub: return binary_run<Int8BinaryOp::kSub, kOutSigned>(a, b, n, p, y);
+    case Int8BinaryOp::kMul: return binary_run<Int8BinaryOp::kMul, kOutSigned>(a, b, n, p, y);
+    case Int8BinaryOp::kMax: return binary_run<Int8BinaryOp::kMax, kOutSigned>(a, b, n, p, y);
+    case Int8BinaryOp::kMin: return binary_run<Int8BinaryOp::kMin, kOutSigned>(a, b, n, p, y);
+  }
+}
+
+void binary(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y) {
+  if (p.out_signed) binary_signed<true>(a, b, n, p, y);
+  else binary_signed<false>(a, b, n, p, y);
+}
+
 // The kernels of this level (the VNNI dot products come from their own files: platform.cc).
 Int8Kernels level_kernels() {
   Int8Kernels k;
@@ -275,6 +371,7 @@ Int8Kernels level_kernels() {
   k.depthwise = depthwise;
   k.quantize = quantize;
   k.dequantize = dequantize;
+  k.binary = binary;
   return k;
 }
 

@@ -20,6 +20,12 @@ class BlockwiseLoop {
  public:
   BlockwiseLoop(std::vector<uint32_t> in_shape, std::vector<uint32_t> param_shape) {
     if (in_shape.empty()) in_shape = param_shape = {1};
+    // Trailing dims that one parameter covers whole make one run (a per-tensor scale: the tensor).
+    while (in_shape.size() > 1 && param_shape.back() == 1 && param_shape[param_shape.size() - 2] == 1) {
+      in_shape[in_shape.size() - 2] *= in_shape.back();
+      in_shape.pop_back();
+      param_shape.pop_back();
+    }
     const size_t rank = in_shape.size();
     int64_t stride = 1;
     param_strides_.resize(rank);
@@ -37,19 +43,22 @@ class BlockwiseLoop {
     block_ = inner_ / param_cols_;
   }
 
-  // Calls fn(first element, element count, param index) for every run, in parallel.
+  // Calls fn(first element, element count, param index) for every run (long runs in pieces of at
+  // most kElementGrain elements), in parallel.
   template <class Fn>
   void run(ThreadPool* pool, const Fn& fn) const {
-    const int64_t units = rows_ * param_cols_;
-    pool->parallel_for(size_t(units), size_t(std::max<int64_t>(1, kElementGrain / block_)), [&](size_t b, size_t e) {
+    const int64_t pieces = (block_ + kElementGrain - 1) / kElementGrain, piece = (block_ + pieces - 1) / pieces;
+    const int64_t units = rows_ * param_cols_ * pieces;
+    pool->parallel_for(size_t(units), size_t(std::max<int64_t>(1, kElementGrain / piece)), [&](size_t b, size_t e) {
       int64_t cached_row = -1, param_row = 0;
       for (int64_t u = int64_t(b); u < int64_t(e); ++u) {
-        const int64_t row = u / param_cols_, col = u % param_cols_;
+        const int64_t run = u / pieces, part = u % pieces;
+        const int64_t row = run / param_cols_, col = run % param_cols_;
         if (row != cached_row) {
           param_row = param_row_offset(row);
           cached_row = row;
         }
-        fn(row * inner_ + col * block_, block_, param_row + col);
+        fn(row * inner_ + col * block_ + part * piece, std::min(piece, block_ - part * piece), param_row + col);
       }
     });
   }
@@ -125,7 +134,8 @@ Kernel quantize_kernel(const BlockwiseLoop& loop) {
       constexpr bool kSigned = std::is_same_v<Z, int8_t>;
       loop.run(args.pool, [&](int64_t first, int64_t count, int64_t p) {
         if constexpr (Q::lo == double(std::numeric_limits<Z>::min()) && Q::hi == double(std::numeric_limits<Z>::max()))
-          run(x + first, scale[p], int32_t(zero_point[p]), kSigned, reinterpret_cast<uint8_t*>(y + first), size_t(count));
+          run(x + first, scale[p], quantize_inverse(scale[p]), int32_t(zero_point[p]), kSigned,
+              reinterpret_cast<uint8_t*>(y + first), size_t(count));
         else
           quantize_narrow_f32<Q>(x + first, scale[p], float(zero_point[p]), y + first, count);
       });
@@ -212,8 +222,19 @@ void dequantize_8bit(const uint8_t* x, size_t stride, bool is_signed, float scal
   kernel_table().int8.dequantize(x, is_signed, zero_point, scale, y, n);
 }
 
-void quantize_8bit(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, size_t n) {
-  kernel_table().int8.quantize(x, scale, zero_point, is_signed, y, n);
+void quantize_8bit(const float* x, float scale, float inverse, int32_t zero_point, bool is_signed, uint8_t* y,
+                   size_t n) {
+  kernel_table().int8.quantize(x, scale, inverse, zero_point, is_signed, y, n);
+}
+
+float quantize_inverse(float scale) {
+  if (!(scale >= 0x1p-100f && scale <= 0x1p100f)) return 0.0f;
+  // The double quotient rounded to float, then checked exactly against its neighbours (a float
+  // times a float is exact in double).
+  float inverse = float(1.0 / double(scale));
+  for (float candidate : {std::nextafter(inverse, 0.0f), std::nextafter(inverse, 2.0f * inverse)})
+    if (std::fabs(double(candidate) * scale - 1.0) < std::fabs(double(inverse) * scale - 1.0)) inverse = candidate;
+  return inverse;
 }
 
 }  // namespace webnn

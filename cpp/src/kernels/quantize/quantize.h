@@ -23,6 +23,12 @@ Kernel make_dequantize_kernel(DataType input_type, DataType scale_type, const st
 // values quantized into 8-bit y. The same numbers as the kernels.
 void dequantize_8bit(const uint8_t* x, size_t stride, bool is_signed, float scale, int32_t zero_point, float* y,
                      size_t n);
-void quantize_8bit(const float* x, float scale, int32_t zero_point, bool is_signed, uint8_t* y, size_t n);
+// `inverse` is quantize_inverse(scale).
+void quantize_8bit(const float* x, float scale, float inverse, int32_t zero_point, bool is_signed, uint8_t* y,
+                   size_t n);
+
+// The float nearest 1 / scale when 2^-100 <= scale <= 2^100, with which the 8-bit quantize loops
+// compute x / scale exactly without dividing (QuantizeRunFn); otherwise 0 (they divide).
+float quantize_inverse(float scale);
 
 }  // namespace webnn
