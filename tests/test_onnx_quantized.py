@@ -518,6 +518,24 @@ def test_quantized_yolov8_style_qoperator(ctx, tmp_path):
     assert np.abs(actual - expected).mean() <= 1.5 * step
 
 
+@pytest.mark.parametrize("activation", ["QUInt8", "QInt8"])
+def test_quantized_yolov8_style_qdq(ctx, tmp_path, activation):
+    """The YOLOv8-style detector in the QDQ form, per channel: quantized convolutions, SiLU as
+    DequantizeLinear -> Sigmoid -> QuantizeLinear -> DequantizeLinear -> Mul -> QuantizeLinear (one
+    table lookup per element), splits and concats, the DFL softmax. Against ONNX Runtime's float path
+    (optimizations off), within a few output steps."""
+    model = _at_size(vision.yolov8(size=64, seed=0), 64)
+    quantized = quantize_static(model, "input", (1, 3, 64, 64), tmp_path, quant_format=quantization.QuantFormat.QDQ,
+                                per_channel=True, activation_type=getattr(quantization.QuantType, activation))
+    x = np.random.default_rng(8).standard_normal((1, 3, 64, 64)).astype(np.float32)
+    (name,) = [o.name for o in quantized.graph.output]
+    actual = webnn_run(ctx, quantized, {"input": x})[name]
+    expected = ort_run(quantized, {"input": x}, optimize=False)[name]
+    step = output_step(quantized, name)
+    assert_within_steps(actual, expected, step, 4, "against ONNX Runtime")
+    assert np.abs(actual - expected).mean() <= 1.5 * step
+
+
 # ---------------------------------------------------------------- DequantizeLinear folded at conversion
 DEQUANTIZE_CASES = {
     # name: (data, scale, zero point, axis)

@@ -4,6 +4,10 @@ element-wise ops of one shape whose inner values nothing else reads runs as one 
 unfused plan and match float64 references; groups stop at values read elsewhere, graph outputs,
 other shapes and other types."""
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -215,21 +219,52 @@ def test_quantize_with_per_channel_scales_stays_apart(context, monkeypatch, same
     same_results(graph, plain, {"a": a})
 
 
-def test_a_dequantized_value_read_by_two_groups_is_dequantized_in_each(context, monkeypatch, same_results):
+@pytest.mark.parametrize("sigmoid_output", [False, True])
+def test_qdq_silu_is_one_step(context, monkeypatch, same_results, sigmoid_output):
     """QDQ SiLU: x = dequantizeLinear(xq) is read by sigmoid -> quantizeLinear and by the mul of x and
-    the dequantized sigmoid; each group dequantizes xq itself, and no float32 x is written."""
+    the dequantized sigmoid. The sigmoid's quantize joins the group (only the group's dequantize reads
+    it), so the whole SiLU is one step from xq alone (a 256-entry table). When the quantized sigmoid
+    is also a graph output it is written, and its group stays apart: each group dequantizes xq
+    itself, and no float32 x is written."""
     xq = RNG.integers(0, 256, (1, 8, 16, 16)).astype(np.uint8)
 
     def make(b):
         x = b.dequantize_linear(b.input("x", data_type="uint8", shape=[1, 8, 16, 16]), *_quantization(b, 0.05, 128, "uint8", 4))
         sq = b.quantize_linear(b.sigmoid(x), *_quantization(b, 1 / 255, 0, "uint8", 4))
         s = b.dequantize_linear(sq, *_quantization(b, 1 / 255, 0, "uint8", 4))
-        return b.build({"y": b.quantize_linear(b.mul(x, s), *_quantization(b, 0.03, 10, "uint8", 4))})
+        outputs = {"y": b.quantize_linear(b.mul(x, s), *_quantization(b, 0.03, 10, "uint8", 4))}
+        if sigmoid_output:
+            outputs["s"] = sq
+        return b.build(outputs)
 
     graph, plain = _twice(context, monkeypatch, make)
-    assert _core.plan_steps(graph) == ["elementwise+dequantizeLinear+sigmoid+quantizeLinear",
-                                       "elementwise+dequantizeLinear+dequantizeLinear+mul+quantizeLinear"]
+    if sigmoid_output:
+        assert _core.plan_steps(graph) == ["elementwise+dequantizeLinear+sigmoid+quantizeLinear",
+                                           "elementwise+dequantizeLinear+dequantizeLinear+mul+quantizeLinear"]
+    else:
+        assert _core.plan_steps(graph) == [
+            "elementwise+dequantizeLinear+sigmoid+quantizeLinear+dequantizeLinear+mul+quantizeLinear"]
     same_results(graph, plain, {"x": xq})
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+def test_requantized_values_inside_a_two_input_chain(monkeypatch, same_results, threads):
+    """A quantize inside a group of two 8-bit inputs (no table): its bytes stay in the block's buffer
+    for the dequantize that reads them; the same bits as the ops one by one, over several blocks."""
+    context = webnn.ml.create_context(num_threads=threads)
+    aq = RNG.integers(0, 256, (3, 50, 41)).astype(np.uint8)
+    cq = RNG.integers(-128, 128, (3, 50, 41)).astype(np.int8)
+
+    def make(b):
+        a = b.dequantize_linear(b.input("a", data_type="uint8", shape=[3, 50, 41]), *_quantization(b, 0.05, 128, "uint8", 3))
+        c = b.dequantize_linear(b.input("c", data_type="int8", shape=[3, 50, 41]), *_quantization(b, 0.02, -4, "int8", 3))
+        t = b.quantize_linear(b.tanh(b.add(a, c)), *_quantization(b, 1 / 127, 0, "int8", 3))
+        u = b.dequantize_linear(t, *_quantization(b, 1 / 127, 0, "int8", 3))
+        return b.build({"y": b.quantize_linear(b.mul(u, c), *_quantization(b, 0.013, 7, "uint8", 3))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert len(_core.plan_steps(graph)) == 1, _core.plan_steps(graph)
+    same_results(graph, plain, {"a": aq, "c": cq})
 
 
 def test_a_dequantized_graph_output_is_still_written(context, monkeypatch, same_results):
@@ -294,3 +329,77 @@ def test_quantized_binary_chain_is_exact(context, monkeypatch, same_results, op,
     info = np.iinfo(out_type)
     want = np.clip(np.rint(t / f32(s_out)).astype(np.float64) + z_out, info.min, info.max).astype(out_type)
     np.testing.assert_array_equal(got, want)
+
+
+_TABLE_CHAINS = {
+    "sigmoid": lambda b, x: b.sigmoid(x),
+    "tanh": lambda b, x: b.tanh(x),
+    "silu": lambda b, x: b.mul(x, b.sigmoid(x)),
+    "exp_clamp": lambda b, x: b.clamp(b.exp(x), min_value=0.5, max_value=3.0),
+    "leaky_relu_add": lambda b, x: b.add(b.leaky_relu(x, alpha=0.1), b.constant("float32", 0.25)),
+}
+
+
+def _table_chain_graph(b, chain, in_type, out_type, shape):
+    x = b.dequantize_linear(b.input("x", data_type=in_type, shape=shape),
+                            *_quantization(b, 0.043, -5 if in_type == "int8" else 130, in_type, len(shape)))
+    y = _TABLE_CHAINS[chain](b, x)
+    return b.build({"q": b.quantize_linear(y, *_quantization(b, 0.0177, 3 if out_type == "int8" else 60,
+                                                               out_type, len(shape)))})
+
+
+@pytest.mark.parametrize("chain", list(_TABLE_CHAINS))
+@pytest.mark.parametrize("in_type,out_type", [("uint8", "uint8"), ("int8", "int8"), ("int8", "uint8")])
+def test_chain_from_one_8bit_input_runs_as_a_table(context, monkeypatch, same_results, chain, in_type, out_type):
+    """dequantizeLinear(x) -> element-wise ops -> quantizeLinear has 256 possible results: the chain is
+    tabulated once (by running it over the 256 bytes) and runs as lookups, the same bits as the ops
+    one by one. 1005 elements: every byte value, and a partial block of 64 at the end."""
+    shape = [3, 5, 67]
+    info = np.iinfo(in_type)
+    x = np.resize(np.arange(info.min, info.max + 1), 1005)
+    np.random.default_rng(3).shuffle(x)
+    x = x.reshape(shape).astype(in_type)
+    graph, plain = _twice(context, monkeypatch, lambda b: _table_chain_graph(b, chain, in_type, out_type, shape))
+    assert len(_core.plan_steps(graph)) == 1, _core.plan_steps(graph)
+    same_results(graph, plain, {"x": x})
+
+
+@pytest.mark.parametrize("in_type", ["uint8", "int8"])
+def test_chain_from_one_8bit_input_to_float32_runs_as_a_table(context, monkeypatch, same_results, in_type):
+    """A chain from one 8-bit input that ends in float32 (a QDQ SiLU whose result is dequantized for
+    a float op) has 256 possible float32 results: a table of floats, the same bits as the ops."""
+    shape = [2, 9, 61]
+    info = np.iinfo(in_type)
+    x = np.resize(np.arange(info.min, info.max + 1), 2 * 9 * 61).reshape(shape).astype(in_type)
+
+    def make(b):
+        xd = b.dequantize_linear(b.input("x", data_type=in_type, shape=shape),
+                                 *_quantization(b, 0.043, 0, in_type, len(shape)))
+        sq = b.quantize_linear(b.sigmoid(xd), *_quantization(b, 1 / 255, 0, "uint8", len(shape)))
+        y = b.mul(xd, b.dequantize_linear(sq, *_quantization(b, 1 / 255, 0, "uint8", len(shape))))
+        yq = b.quantize_linear(y, *_quantization(b, 0.02, 40, "uint8", len(shape)))
+        return b.build({"y": b.dequantize_linear(yq, *_quantization(b, 0.02, 40, "uint8", len(shape)))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert len(_core.plan_steps(graph)) == 1, _core.plan_steps(graph)
+    got = same_results(graph, plain, {"x": x})["y"]
+    assert got.dtype == np.float32
+
+
+def test_table_lookups_agree_across_kernels(context):
+    """The lookup kernel with AVX-512 VBMI (vpermi2b) and without it (WEBNN_CPU_DISABLE=avx512vbmi,
+    a subprocess: features are read once per process) give the same bytes."""
+    shape = [7, 131]
+    x = np.random.default_rng(5).integers(0, 256, shape).astype(np.uint8)
+    got = _table_chain_graph(webnn.MLGraphBuilder(context), "silu", "uint8", "uint8", shape).compute({"x": x})["q"]
+    script = (
+        "import sys, numpy as np, webnn\n"
+        f"sys.path.insert(0, {str(Path(__file__).parent)!r})\n"
+        "import test_elementwise_fusion as t\n"
+        f"x = np.random.default_rng(5).integers(0, 256, {shape}).astype(np.uint8)\n"
+        "b = webnn.MLGraphBuilder(webnn.ml.create_context())\n"
+        f"q = t._table_chain_graph(b, 'silu', 'uint8', 'uint8', {shape}).compute({{'x': x}})['q']\n"
+        "sys.stdout.write(q.tobytes().hex())\n")
+    env = dict(os.environ, WEBNN_CPU_DISABLE="avx512vbmi")
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
+    np.testing.assert_array_equal(np.frombuffer(bytes.fromhex(out.stdout), np.uint8).reshape(shape), got)

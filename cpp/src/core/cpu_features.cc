@@ -58,7 +58,10 @@ CpuFeatures detect_features() {
 #ifdef WEBNN_X86
   const CpuIsa isa = detected_isa();
   unsigned int eax, ebx, ecx, edx;
-  if (isa >= CpuIsa::kAvx512 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) f.avx512_vnni = ecx & (1u << 11);
+  if (isa >= CpuIsa::kAvx512 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
+    f.avx512_vnni = ecx & (1u << 11);
+    f.avx512_vbmi = ecx & (1u << 1);
+  }
   if (isa >= CpuIsa::kAvx2 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avx_vnni = eax & (1u << 4);
 #endif
   return f;
@@ -106,6 +109,7 @@ const CpuFeatures& active_features() {
     const char* disabled = std::getenv("WEBNN_CPU_DISABLE");
     f.avx512_vnni = f.avx512_vnni && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vnni");
     f.avx_vnni = f.avx_vnni && active_isa() >= CpuIsa::kAvx2 && !listed(disabled, "avxvnni");
+    f.avx512_vbmi = f.avx512_vbmi && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vbmi");
     return f;
   }();
   return features;

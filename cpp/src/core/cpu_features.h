@@ -29,11 +29,12 @@ CpuIsa detected_isa();
 CpuIsa active_isa();
 
 // Instruction-set extensions beyond the level that some kernels use (the int8 GEMM's dot products),
-// as detected, minus those named in WEBNN_CPU_DISABLE (a comma-separated list: avx512vnni, avxvnni)
-// and those above the active level (AVX-512 VNNI needs the avx512 level, AVX-VNNI avx2).
+// as detected, minus those named in WEBNN_CPU_DISABLE (a comma-separated list: avx512vnni, avxvnni,
+// avx512vbmi) and those above the active level (the AVX-512 ones need the avx512 level, AVX-VNNI avx2).
 struct CpuFeatures {
   bool avx512_vnni = false;  // vpdpbusd on zmm
   bool avx_vnni = false;     // vpdpbusd on ymm, VEX-encoded
+  bool avx512_vbmi = false;  // vpermi2b: 8-bit table lookups
 };
 const CpuFeatures& active_features();
 

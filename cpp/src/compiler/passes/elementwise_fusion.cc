@@ -1,6 +1,6 @@
 // Element-wise fusion: a connected group of float32 element-wise ops (OpDef::chain_step) that all
-// produce one shape (8-bit values may enter through dequantizeLinear and leave through a final
-// quantizeLinear, per-tensor), whose inner values nothing outside the group reads, runs as one elementwise
+// produce one shape (8-bit values may enter through dequantizeLinear and leave through
+// quantizeLinear, per-tensor: at the end, or inside to be dequantized again), whose inner values nothing outside the group reads, runs as one elementwise
 // step (graph/ops/elementwise_chain.cc) that keeps each block's values in L1 from op to op; only
 // the group's result reaches memory. Ops already in a kernel's epilogue stay there. Each op runs the
 // loop it runs alone, so results are bit-identical.
@@ -20,7 +20,7 @@ constexpr size_t kMaxChainSteps = 16;
 void fuse_elementwise_chains(CompileState& state) {
   GraphIR& ir = state.graph;
   if (state.fusion.empty()) state.fusion.assign(ir.nodes.size(), NodeFusion{});  // epilogue_fusion disabled
-  const std::vector<int> readers = state.live_readers();
+  std::vector<int> readers = state.live_readers();  // (a group's copied dequantize adds a reader of its input)
   std::vector<bool> grouped(ir.nodes.size(), false);
   const auto is_float32 = [&](int id) { return ir.operands[size_t(id)].desc.data_type == DataType::kFloat32; };
   // The operands a step reads element by element (a quantize op's scale and zero point are values
@@ -30,7 +30,9 @@ void fuse_elementwise_chains(CompileState& state) {
     return std::vector<int>(node.inputs.begin(), node.inputs.begin() + std::min(count, node.inputs.size()));
   };
   // Node n as a chain step (operands not set), when it can be one. Float32 values inside; 8-bit
-  // values only enter through a dequantize step and leave through a quantize step at the sink.
+  // values enter through dequantize steps and leave through quantize steps: at the sink, or inside
+  // when only the group's dequantize steps read them (a QDQ model's requantization, as in SiLU's
+  // quantized sigmoid).
   const auto step_of = [&](size_t n, ChainStep& step, bool sink) {
     const Node& node = ir.nodes[n];
     const NodeFusion& fused = state.fusion[n];
@@ -39,7 +41,8 @@ void fuse_elementwise_chains(CompileState& state) {
         !node.def->chain_step(OpView(node, ir.operands), step))
       return false;
     const std::vector<int> in = data_inputs(node, step);
-    if (step.kind == ChainStep::Kind::kQuantize) return sink && is_float32(in[0]);
+    // (Inside the group, a quantize joins when all its readers have: they are dequantize steps.)
+    if (step.kind == ChainStep::Kind::kQuantize) return is_float32(in[0]);
     if (!is_float32(node.outputs[0])) return false;
     return step.kind == ChainStep::Kind::kDequantize || std::all_of(in.begin(), in.end(), is_float32);
   };
@@ -78,6 +81,11 @@ void fuse_elementwise_chains(CompileState& state) {
         // input (cheaper than the float tensor's round trip: SiLU's x in a QDQ model).
         const bool shared = count != readers[size_t(id)] || state.is_graph_output(id);
         if (shared && step.kind != ChainStep::Kind::kDequantize) continue;
+        // A quantize joins only when the dequantize steps reading it are the group's own (a copied
+        // one stays a node of its own, which needs the 8-bit value).
+        if (step.kind == ChainStep::Kind::kQuantize &&
+            std::any_of(copied.begin(), copied.end(), [&](size_t c) { return ir.nodes[c].inputs[0] == id; }))
+          continue;
         if (shared) copied.push_back(size_t(p));
         members.push_back(size_t(p));
         for (int in : data_inputs(ir.nodes[size_t(p)], step)) ++reads[in];
@@ -114,6 +122,7 @@ void fuse_elementwise_chains(CompileState& state) {
     for (size_t n : members) {
       if (std::find(copied.begin(), copied.end(), n) != copied.end()) {
         copies.push_back(n);
+        ++readers[size_t(ir.nodes[n].inputs[0])];  // the chain reads the 8-bit value itself
         continue;
       }
       grouped[n] = true;

@@ -102,15 +102,20 @@ namespace {
 // dequantize(a) op dequantize(b) [-> relu | clamp] -> quantize, 8-bit in and out, as one
 // Int8BinaryFn pass: its parameters, or false. It needs scales that keep every value finite
 // (|dequantize scales| <= 2^100, and a quantize_inverse for the output's), so that no NaN arises and
-// the fused loop computes the chain's bits.
-bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p) {
+// the fused loop computes the chain's bits. inputs: the chain inputs read as a and b.
+bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p, std::array<size_t, 2>& inputs) {
   using Kind = ChainStep::Kind;
   if (steps.size() < 4 || steps.size() > 5 || steps[0].kind != Kind::kDequantize ||
       steps[1].kind != Kind::kDequantize || steps[2].kind != Kind::kBinary || steps.back().kind != Kind::kQuantize)
     return false;
-  const ChainStep &a = steps[0], &b = steps[1], &op = steps[2], &q = steps.back();
-  if (op.a == 1 && op.b == 0) return false;  // (the operands swapped: not a form the pass makes)
-  if (op.a != 0 || op.b != 1 || q.a != int(steps.size()) - 2) return false;
+  const ChainStep& op = steps[2];
+  const ChainStep& q = steps.back();
+  // The op reads both dequantized inputs; a commutative op in either order.
+  const bool swapped = op.a == 1 && op.b == 0 && op.binary != BinaryOp::kSub;
+  if (!swapped && (op.a != 0 || op.b != 1)) return false;
+  if (q.a != int(steps.size()) - 2) return false;
+  const ChainStep &a = steps[swapped ? 1 : 0], &b = steps[swapped ? 0 : 1];
+  inputs = {size_t(-1 - a.a), size_t(-1 - b.a)};
   switch (op.binary) {
     case BinaryOp::kAdd: p.op = Int8BinaryOp::kAdd; break;
     case BinaryOp::kSub: p.op = Int8BinaryOp::kSub; break;
@@ -148,10 +153,31 @@ bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p) {
   return p.out_inverse != 0.0f;
 }
 
-}  // namespace
+Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
+                    const std::vector<std::vector<uint32_t>>& input_shapes, bool tabulate);
 
-Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
-                                     const std::vector<std::vector<uint32_t>>& input_shapes) {
+// A chain from one 8-bit input has 256 possible results (8-bit, or float32 when it ends in a
+// float32 step): its table, computed by running the chain itself over the 256 bytes (so that the
+// lookups give its bits), as bytes; else empty.
+std::vector<uint8_t> int8_chain_table(const std::vector<ChainStep>& steps, size_t inputs) {
+  if (inputs != 1) return {};
+  for (const ChainStep& step : steps) {  // the input is 8-bit: only dequantize steps read it
+    const bool reads_input = step.a < 0 || (step.kind == ChainStep::Kind::kBinary && step.b < 0);
+    if (reads_input && step.kind != ChainStep::Kind::kDequantize) return {};
+  }
+  const size_t result_size = steps.back().kind == ChainStep::Kind::kQuantize ? 1 : sizeof(float);
+  std::vector<uint8_t> bytes(256), table(256 * result_size);
+  for (size_t v = 0; v < 256; ++v) bytes[v] = uint8_t(v);
+  const Kernel chain = chain_kernel(steps, {256}, {{256}}, false);
+  ThreadPool serial(1);
+  const void* in[1] = {bytes.data()};
+  void* out[1] = {table.data()};
+  chain(KernelArgs{in, out, &serial});
+  return table;
+}
+
+Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
+                    const std::vector<std::vector<uint32_t>>& input_shapes, bool tabulate) {
   const size_t inputs = input_shapes.size();
   if (inputs > kMaxOperands || steps.empty()) throw_type_error("internal: an element-wise chain the kernel cannot run");
   BroadcastLoop loop = make_broadcast_loop(out_shape, input_shapes);
@@ -165,26 +191,54 @@ Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const 
   std::vector<Loops> fns(steps.size());
   for (size_t i = 0; i < steps.size(); ++i) {
     const ChainStep& step = steps[i];
-    if (step.kind == ChainStep::Kind::kQuantize && (i + 1 != steps.size() || step.a < 0))
-      throw_type_error("internal: a chain quantizes only an earlier step's result, in its last step");
-    if (step.kind == ChainStep::Kind::kDequantize && step.a >= 0)
-      throw_type_error("internal: a chain dequantizes only its inputs");
+    // 8-bit values: a quantize step reads a float32 value; its result is the chain's output or is
+    // read only by dequantize steps, which read it or an input.
+    const auto is_quantize = [&](int v) { return v >= 0 && steps[size_t(v)].kind == ChainStep::Kind::kQuantize; };
+    if (step.kind == ChainStep::Kind::kQuantize && is_quantize(step.a))
+      throw_type_error("internal: a chain quantizes only float32 values");
+    if (step.kind == ChainStep::Kind::kDequantize && step.a >= 0 && !is_quantize(step.a))
+      throw_type_error("internal: a chain dequantizes only its inputs or a quantize step's result");
+    if (step.kind != ChainStep::Kind::kDequantize &&
+        (is_quantize(step.a) || (step.kind == ChainStep::Kind::kBinary && is_quantize(step.b))))
+      throw_type_error("internal: a chain's quantized values are read only by dequantize steps");
     if (step.kind == ChainStep::Kind::kDequantize || step.kind == ChainStep::Kind::kQuantize) continue;
     if (step.kind == ChainStep::Kind::kBinary) fns[i].binary = loops().binary(step.binary, DataType::kFloat32);
     else if (step.kind == ChainStep::Kind::kUnary) fns[i].unary = kernel_table().unary->unary(step.unary, DataType::kFloat32);
     else fns[i].clamp = kernel_table().unary->clamp(DataType::kFloat32);
     if (!fns[i].binary && !fns[i].unary && !fns[i].clamp) throw_type_error("internal: no float32 loop for a chain step");
   }
-  const float inverse_scale = steps.back().kind == ChainStep::Kind::kQuantize ? quantize_inverse(steps.back().scale) : 0;
+  if (tabulate) {
+    std::vector<uint8_t> table = int8_chain_table(steps, inputs);
+    if (table.size() == 256 && stride[0] == 1)
+      return [loop = std::move(loop), table = std::move(table)](const KernelArgs& args) {
+        for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
+          kernel_table().int8.lookup(static_cast<const uint8_t*>(args.inputs[0]) + off[0], count, table.data(),
+                                     static_cast<uint8_t*>(args.outputs[0]) + out_offset);
+        });
+      };
+    if (table.size() == 256 * sizeof(float) && stride[0] == 1)
+      return [loop = std::move(loop), table = std::move(table)](const KernelArgs& args) {
+        const float* values = reinterpret_cast<const float*>(table.data());
+        for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
+          const uint8_t* x = static_cast<const uint8_t*>(args.inputs[0]) + off[0];
+          float* y = static_cast<float*>(args.outputs[0]) + out_offset;
+          for (size_t i = 0; i < count; ++i) y[i] = values[x[i]];
+        });
+      };
+  }
+  std::vector<float> inverse_scales(steps.size(), 0.0f);
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == ChainStep::Kind::kQuantize) inverse_scales[i] = quantize_inverse(steps[i].scale);
   Int8Binary int8_binary;
-  const bool fused_8bit = int8_binary_chain(steps, int8_binary);
-  return [loop = std::move(loop), steps, fns = std::move(fns), stride, inverse_scale, fused_8bit,
-          int8_binary](const KernelArgs& args) {
+  std::array<size_t, 2> int8_inputs{};
+  const bool fused_8bit = int8_binary_chain(steps, int8_binary, int8_inputs);
+  return [loop = std::move(loop), steps, fns = std::move(fns), stride, inverse_scales, fused_8bit, int8_binary,
+          int8_inputs](const KernelArgs& args) {
     float* const out = static_cast<float*>(args.outputs[0]);
     uint8_t* const out_8bit = static_cast<uint8_t*>(args.outputs[0]);  // when the last step quantizes
     for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
       if (fused_8bit) {
-        const size_t ka = size_t(-1 - steps[0].a), kb = size_t(-1 - steps[1].a);
+        const auto [ka, kb] = int8_inputs;
         if (stride[ka] == 1 && stride[kb] == 1)
           return kernel_table().int8.binary(static_cast<const uint8_t*>(args.inputs[ka]) + off[ka],
                                             static_cast<const uint8_t*>(args.inputs[kb]) + off[kb], count,
@@ -207,17 +261,25 @@ Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const 
         for (size_t i = 0; i < steps.size(); ++i) {
           const ChainStep& step = steps[i];
           const bool last = i + 1 == steps.size();
-          if (step.kind == ChainStep::Kind::kDequantize) {  // an 8-bit input: element offsets are bytes
+          // 8-bit values: an input (element offsets are bytes) or a quantize step's buffer, as bytes.
+          if (step.kind == ChainStep::Kind::kDequantize) {
+            float* const dst = last ? out + out_offset + s : buffers.data() + i * kChainChunk;
+            if (step.a >= 0) {
+              const uint8_t* x = reinterpret_cast<const uint8_t*>(buffers.data() + size_t(step.a) * kChainChunk);
+              dequantize_8bit(x, 1, step.is_signed, step.scale, step.zero_point, dst, n);
+              continue;
+            }
             const size_t k = size_t(-1 - step.a);
             const uint8_t* x = static_cast<const uint8_t*>(args.inputs[k]) + off[k] + s * stride[k];
-            float* const dst = last ? out + out_offset + s : buffers.data() + i * kChainChunk;
             dequantize_8bit(x, stride[k], step.is_signed, step.scale, step.zero_point, dst, n);
             continue;
           }
           if (step.kind == ChainStep::Kind::kQuantize) {
             size_t unit;
-            quantize_8bit(source(step.a, &unit), step.scale, inverse_scale, step.zero_point, step.is_signed,
-                          out_8bit + out_offset + s, n);
+            uint8_t* const dst =
+                last ? out_8bit + out_offset + s : reinterpret_cast<uint8_t*>(buffers.data() + i * kChainChunk);
+            quantize_8bit(source(step.a, &unit), step.scale, inverse_scales[i], step.zero_point, step.is_signed, dst,
+                          n);
             continue;
           }
           float* const dst = last ? out + out_offset + s : buffers.data() + i * kChainChunk;
@@ -235,6 +297,13 @@ Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const 
       }
     });
   };
+}
+
+}  // namespace
+
+Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
+                                     const std::vector<std::vector<uint32_t>>& input_shapes) {
+  return chain_kernel(steps, out_shape, input_shapes, true);
 }
 
 }  // namespace webnn

@@ -86,6 +86,9 @@ struct Int8Binary {
 };
 using Int8BinaryFn = void (*)(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y);
 
+// y[i] = table[x[i]] for i < n: an element-wise chain from one 8-bit tensor to another, tabulated.
+using Int8LookupFn = void (*)(const uint8_t* x, size_t n, const uint8_t* table, uint8_t* y);
+
 struct Int8Kernels {
   Int8GemmUkernel dot4;  // uint8 x int8 (VNNI), when the CPU has it
   Int8GemmUkernel dot2;  // int16 x int16, everywhere
@@ -95,6 +98,7 @@ struct Int8Kernels {
   QuantizeRunFn quantize;
   DequantizeRunFn dequantize;
   Int8BinaryFn binary;
+  Int8LookupFn lookup;
 };
 
 const Int8Kernels& int8_kernels_ref();
@@ -102,5 +106,6 @@ const Int8Kernels& int8_kernels_avx2();
 const Int8Kernels& int8_kernels_avx512();
 Int8GemmUkernel u8s8_gemm_12x32_avx512vnni();
 Int8GemmUkernel u8s8_gemm_6x16_avxvnni();
+void u8_lookup_avx512vbmi(const uint8_t* x, size_t n, const uint8_t* table, uint8_t* y);
 
 }  // namespace webnn

@@ -362,6 +362,10 @@ void binary(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, u
   else binary_signed<false>(a, b, n, p, y);
 }
 
+void lookup(const uint8_t* x, size_t n, const uint8_t* table, uint8_t* y) {
+  for (size_t i = 0; i < n; ++i) y[i] = table[x[i]];
+}
+
 // The kernels of this level (the VNNI dot products come from their own files: platform.cc).
 Int8Kernels level_kernels() {
   Int8Kernels k;
@@ -372,6 +376,7 @@ Int8Kernels level_kernels() {
   k.quantize = quantize;
   k.dequantize = dequantize;
   k.binary = binary;
+  k.lookup = lookup;
   return k;
 }
 
