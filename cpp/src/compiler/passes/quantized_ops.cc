@@ -259,9 +259,15 @@ bool per_tensor_8bit(const GraphIR& ir, const Node& node, float& scale, int32_t&
 // with one and the same per-tensor scale and zero point: the op runs on the 8-bit values. It only
 // moves values, and quantizing a dequantized value gives it back exactly while the scale is a
 // normal float32 far from overflow (|x - z| * s is within 2^-22 of its exact value, relatively).
-// (maxPool2d and nearest resample2d would be exact too, but their 8-bit loops are slower than the
-// float32 ones.) Returns how many ops it rewrote.
-size_t move_8bit_values(CompileState& state) {
+// A concat input with other parameters is requantized first: a dequantizeLinear -> quantizeLinear
+// pair of its own (the same float32 operations as the float path, which elementwise_fusion makes a
+// table lookup), then moved. (maxPool2d and nearest resample2d would be exact too, but their 8-bit
+// loops are slower than the float32 ones.) Counts the ops rewritten and the inputs requantized.
+struct Moved8bit {
+  size_t ops = 0, requantized = 0;
+};
+
+Moved8bit move_8bit_values(CompileState& state) {
   GraphIR& ir = state.graph;
   const std::vector<int> readers = state.live_readers();
   const OpDef* quantize = find_op("quantizeLinear");
@@ -270,7 +276,14 @@ size_t move_8bit_values(CompileState& state) {
     const int n = ir.operands[size_t(id)].producer;
     return n >= 0 && state.live_node[size_t(n)] ? n : -1;
   };
-  size_t moved = 0;
+  const auto add_operand = [&](const OperandDescriptor& desc) {
+    OperandInfo info;
+    info.desc = desc;
+    ir.operands.push_back(std::move(info));
+    return int(ir.operands.size()) - 1;
+  };
+  Moved8bit moved;
+  std::map<size_t, std::vector<Node>> inserted;  // node -> the requantize pairs to place before it
   for (size_t q = 0; q < ir.nodes.size(); ++q) {
     if (!state.live_node[q] || ir.nodes[q].def != quantize) continue;
     float scale;
@@ -280,36 +293,70 @@ size_t move_8bit_values(CompileState& state) {
     const int y = ir.nodes[q].inputs[0];
     const int p = producer(y);
     if (p < 0 || readers[size_t(y)] != 1 || state.is_graph_output(y)) continue;
-    Node& op = ir.nodes[size_t(p)];
-    const std::string name = op.def->name;
-    if ((name != "concat" && name != "transpose" && name != "reshape") || op.outputs.size() != 1 ||
+    const std::string name = ir.nodes[size_t(p)].def->name;
+    if ((name != "concat" && name != "transpose" && name != "reshape") || ir.nodes[size_t(p)].outputs.size() != 1 ||
         ir.operands[size_t(y)].desc.data_type != DataType::kFloat32)
       continue;
     std::vector<int*> data;  // the op's data operands: concat's list, the others' first argument
+    Node& op = ir.nodes[size_t(p)];
     if (auto* list = std::get_if<OperandList>(&op.args[0]))
       for (int& id : list->ids) data.push_back(&id);
     else if (auto* ref = std::get_if<OperandRef>(&op.args[0]))
       data.push_back(&ref->id);
-    std::vector<int> sources;
+    std::vector<int> sources, requantize;  // per input: its 8-bit value, or the dequantize to requantize
     for (int* id : data) {
       const int d = producer(*id);
       float s;
       int32_t z;
       DataType t;
       if (d < 0 || ir.nodes[size_t(d)].def != dequantize || !per_tensor_8bit(ir, ir.nodes[size_t(d)], s, z, t) ||
-          s != scale || z != zero || t != type || ir.operands[size_t(ir.nodes[size_t(d)].inputs[0])].desc.data_type != type)
+          ir.operands[size_t(ir.nodes[size_t(d)].inputs[0])].desc.data_type != t)
         break;
-      sources.push_back(ir.nodes[size_t(d)].inputs[0]);
+      const bool same = s == scale && z == zero && t == type;
+      if (!same && name != "concat") break;
+      sources.push_back(same ? ir.nodes[size_t(d)].inputs[0] : -1);
+      requantize.push_back(same ? -1 : d);
     }
     if (data.empty() || sources.size() != data.size()) continue;
-    for (size_t i = 0; i < data.size(); ++i) *data[i] = sources[i];
-    rebuild_inputs(op);
-    op.outputs = ir.nodes[q].outputs;
-    op.absorbed_ops = {"dequantizeLinear", "quantizeLinear"};
-    ir.operands[size_t(op.outputs[0])].producer = p;
+    for (size_t i = 0; i < data.size(); ++i) {
+      if (requantize[i] >= 0) {
+        Node dq = ir.nodes[size_t(requantize[i])];
+        const OperandDescriptor shape_of = ir.operands[size_t(dq.outputs[0])].desc;
+        dq.outputs = {add_operand(shape_of)};
+        Node requantized = ir.nodes[q];
+        requantized.args[0] = OperandRef{dq.outputs[0]};
+        rebuild_inputs(requantized);
+        requantized.outputs = {add_operand({type, shape_of.shape})};
+        requantized.label = dq.label + " (requantized)";
+        sources[i] = requantized.outputs[0];
+        inserted[size_t(p)].push_back(std::move(dq));
+        inserted[size_t(p)].push_back(std::move(requantized));
+        ++moved.requantized;
+      }
+      *data[i] = sources[i];
+    }
+    Node& rewritten = ir.nodes[size_t(p)];
+    rebuild_inputs(rewritten);
+    rewritten.outputs = ir.nodes[q].outputs;
+    rewritten.absorbed_ops = {"dequantizeLinear", "quantizeLinear"};
+    ir.operands[size_t(rewritten.outputs[0])].producer = p;
     ir.operands[size_t(y)].producer = -1;
     state.live_node[q] = false;
-    ++moved;
+    ++moved.ops;
+  }
+  if (!inserted.empty()) {  // the live nodes again, each requantize pair before its concat
+    std::vector<Node> nodes;
+    for (size_t n = 0; n < ir.nodes.size(); ++n) {
+      if (!state.live_node[n]) continue;
+      if (auto it = inserted.find(n); it != inserted.end())
+        for (Node& node : it->second) nodes.push_back(std::move(node));
+      nodes.push_back(std::move(ir.nodes[n]));
+    }
+    ir.nodes = std::move(nodes);
+    for (OperandInfo& operand : ir.operands) operand.producer = -1;
+    for (size_t n = 0; n < ir.nodes.size(); ++n)
+      for (int out : ir.nodes[n].outputs) ir.operands[size_t(out)].producer = int(n);
+    state.live_node.assign(ir.nodes.size(), true);
   }
   return moved;
 }
@@ -359,8 +406,8 @@ void run_quantized_ops(CompileState& state) {
     ir.nodes[n] = std::move(fused);
   }
   for (size_t n : removed) state.live_node[n] = false;
-  const size_t moved = move_8bit_values(state);
-  if (integer + moved > 0) {
+  const Moved8bit moved = move_8bit_values(state);
+  if (integer + moved.ops > 0) {
     remove_dead_code(state);
     state.plan->pass_log.pop_back();  // the dead-code line: this pass logs its own
   }
@@ -374,7 +421,8 @@ void run_quantized_ops(CompileState& state) {
   size_t float_count = 0;
   for (const auto& [reason, count] : left) float_count += count;
   summary += str_cat(", ", float_count, " left in float");
-  if (moved) summary += str_cat(", ", moved, " data movements on 8-bit values");
+  if (moved.ops) summary += str_cat(", ", moved.ops, " data movements on 8-bit values");
+  if (moved.requantized) summary += str_cat(" (", moved.requantized, " concat inputs requantized)");
   if (!left.empty()) {
     summary += ":";
     bool first = true;
