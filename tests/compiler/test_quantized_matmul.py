@@ -92,3 +92,78 @@ def test_matmul_with_another_reader_stays_float(context):
     a = RNG.integers(0, 256, (4, 8)).astype(np.uint8)
     diff = np.abs(context.compute(graph, {"a": a})["q"].astype(np.int64) - reference(a).astype(np.int64))
     assert diff.max() <= 1
+
+
+def _build_gemm(context, m, k, n, b_transposed, alpha, beta, c_kind, a_transposed=False):
+    """dequantizeLinear(a) x dequantizeLinear(constant b) through gemm (alpha, beta, c, transposes)
+    -> quantizeLinear, and its float64 reference."""
+    builder = webnn.MLGraphBuilder(context)
+    b = RNG.integers(-128, 128, (n, k) if b_transposed else (k, n)).astype(np.int8)
+    sa, sy = np.float32(0.011), np.float32(0.09)
+    sb = (RNG.random(n) * 0.01 + 0.002).astype(np.float32)
+    za, zy = np.uint8(120), np.uint8(40)
+    b_param_shape = [n, 1] if b_transposed else [1, n]
+    a_shape = [k, m] if a_transposed else [m, k]
+    x = builder.input("a", data_type="uint8", shape=a_shape)
+    a_dq = builder.dequantize_linear(x, builder.constant(np.full([1, 1], sa, np.float32)),
+                                     builder.constant(np.full([1, 1], za, np.uint8)))
+    b_dq = builder.dequantize_linear(builder.constant(b), builder.constant(sb.reshape(b_param_shape)),
+                                     builder.constant(np.zeros(b_param_shape, np.int8)))
+    options = {"alpha": alpha, "beta": beta, "b_transpose": b_transposed, "a_transpose": a_transposed}
+    c_values = None
+    if c_kind in ("row", "vector"):
+        c_values = (RNG.random(n) - 0.5).astype(np.float32)
+        options["c"] = builder.constant(c_values.reshape([1, n] if c_kind == "row" else [n]))
+    elif c_kind == "int32":  # a QDQ model's bias: dequantizeLinear of int32 with scale sa * sb
+        c_int = RNG.integers(-3000, 3000, n).astype(np.int32)
+        c_scale = (np.float64(sa) * sb.astype(np.float64)).astype(np.float32)
+        options["c"] = builder.dequantize_linear(builder.constant(c_int), builder.constant(c_scale),
+                                                 builder.constant(np.zeros(n, np.int32)))
+        c_values = (c_int.astype(np.float64) * c_scale).astype(np.float32)
+    elif c_kind == "matrix":
+        c_values = (RNG.random((m, n)) - 0.5).astype(np.float32)
+        options["c"] = builder.constant(c_values)
+    y = builder.gemm(a_dq, b_dq, **options)
+    graph = builder.build({"q": builder.quantize_linear(y, builder.constant(np.full([1, 1], sy, np.float32)),
+                                                        builder.constant(np.full([1, 1], zy, np.uint8)))})
+
+    def reference(a):
+        ad = (a.astype(np.float64) - float(za)) * float(sa)
+        ad = ad.T if a_transposed else ad
+        bd = b.astype(np.float64) * sb.reshape(b_param_shape).astype(np.float64)
+        r = alpha * (ad @ (bd.T if b_transposed else bd))
+        if c_values is not None:
+            r = r + beta * c_values.astype(np.float64)
+        return np.clip(np.round(r / float(sy)) + float(zy), 0, 255)
+
+    return graph, reference, a_shape
+
+
+@pytest.mark.parametrize("m,k,n", [(1, 1280, 1000), (7, 64, 33), (25, 3, 5)])
+@pytest.mark.parametrize("b_transposed", [False, True])
+@pytest.mark.parametrize("alpha,beta,c_kind", [(1.0, 1.0, "row"), (0.5, 2.0, "vector"), (1.0, 1.0, "int32"),
+                                               (1.7, 1.0, "none")])
+def test_quantized_gemm_runs_on_integers(context, m, k, n, b_transposed, alpha, beta, c_kind):
+    """gemm of a dequantized input by a dequantized constant b (as written, or transposed: an ONNX
+    classifier's Gemm with transB), alpha folded into the weight scales and beta * c (a float32 row,
+    or a QDQ model's dequantized int32 bias) as the bias: one step on integers."""
+    graph, reference, a_shape = _build_gemm(context, m, k, n, b_transposed, alpha, beta, c_kind)
+    steps = [(s["op"], s["fused"]) for s in graph.describe_plan()["steps"] if not s["view"]]
+    assert steps == [("gemm", ["dequantizeLinear", "quantizeLinear"])], steps
+    assert _summary(graph).startswith("1 ops run on integers (gemm "), _summary(graph)
+    a = RNG.integers(0, 256, a_shape).astype(np.uint8)
+    diff = np.abs(context.compute(graph, {"a": a})["q"].astype(np.int64) - reference(a).astype(np.int64))
+    assert diff.max() <= 1 and (diff == 0).mean() >= 0.99
+
+
+@pytest.mark.parametrize("case,reason", [("a_transposed", "gemm's a is transposed"),
+                                         ("negative_alpha", "gemm's alpha is not positive"),
+                                         ("matrix_c", "gemm's c is not a row")])
+def test_quantized_gemm_left_in_float(context, case, reason):
+    graph, reference, a_shape = _build_gemm(context, 4, 8, 6, False, -1.0 if case == "negative_alpha" else 1.0, 1.0,
+                                            "matrix" if case == "matrix_c" else "row",
+                                            a_transposed=case == "a_transposed")
+    assert _summary(graph).startswith("0 ops run on integers") and reason in _summary(graph), _summary(graph)
+    a = RNG.integers(0, 256, a_shape).astype(np.uint8)
+    diff = np.abs(context.compute(graph, {"a": a})["q"].astype(np.int64) - reference(a).astype(np.int64))
+    assert diff.max() <= 1

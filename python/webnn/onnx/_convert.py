@@ -180,7 +180,8 @@ class Converter:
     def run_nodes(self, nodes, opset):
         # The 8-bit weights of QDQ convolutions and matrix products stay dequantizeLinear ops of integer
         # constants, so that the compiler's quantized_ops pass can run those ops on integers.
-        conv_weights = {node.input[1] for node in nodes if node.op_type in ("Conv", "MatMul") and len(node.input) > 1}
+        conv_weights = {node.input[1] for node in nodes
+                        if node.op_type in ("Conv", "MatMul", "Gemm") and len(node.input) > 1}
         for index, node in self.in_order(nodes):
             self.node = node
             self.label = node.name or f"{node.op_type}_{index}"

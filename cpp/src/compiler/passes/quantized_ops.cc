@@ -58,7 +58,8 @@ class ConvMatcher {
  public:
   explicit ConvMatcher(const CompileState& state)
       : state_(state), ir_(state.graph), readers_(state.live_readers()), conv2d_(find_op("conv2d")),
-        quantize_(find_op("quantizeLinear")), dequantize_(find_op("dequantizeLinear")), matmul_(find_op("matmul")) {}
+        quantize_(find_op("quantizeLinear")), dequantize_(find_op("dequantizeLinear")), matmul_(find_op("matmul")),
+        gemm_(find_op("gemm")) {}
 
   // The live node producing `id` (-1: none).
   int producer(int id) const {
@@ -99,7 +100,7 @@ class ConvMatcher {
       if (n < 0) return "";
     }
     const Node& conv = ir_.nodes[size_t(n)];
-    if (conv.def != conv2d_ && conv.def != matmul_) return "";
+    if (conv.def != conv2d_ && conv.def != matmul_ && conv.def != gemm_) return "";
     const int conv_out = conv.outputs[0];
     if (!only_read_once(conv_out) || (!clamp && conv_out != y)) return "its float result has other readers";
     if (ir_.operands[size_t(conv_out)].desc.data_type != DataType::kFloat32) return "not float32";
@@ -111,15 +112,28 @@ class ConvMatcher {
       o_axis = params.filter_layout == "oihw" || params.filter_layout == "ohwi" ? 0 : 3;
     } else {
       // [rows, K] x [K, N] (a's leading dims flattened into rows) is a 1x1 NHWC convolution of a
-      // rows x 1 image with K channels by an hwio filter: the same bytes in and out.
+      // rows x 1 image with K channels by an hwio filter: the same bytes in and out. gemm's b
+      // transposed ([N, K]) is an ohwi filter; its alpha scales the filter, beta * c is the bias.
+      const OpView view(conv, ir_.operands);
+      const bool gemm = conv.def == gemm_;
+      const bool b_transposed = gemm && view.flag("bTranspose");
+      if (gemm && view.flag("aTranspose")) return "gemm's a is transposed";
+      if (gemm && !(view.real("alpha") > 0 && std::isfinite(view.real("alpha")))) return "gemm's alpha is not positive";
       const std::vector<uint32_t>& a = ir_.operands[size_t(conv.inputs[0])].desc.shape;
       const std::vector<uint32_t>& b = ir_.operands[size_t(conv.inputs[1])].desc.shape;
       if (b.size() != 2) return "its second operand is not a matrix";
       size_t rows = 1;
       for (size_t d = 0; d + 1 < a.size(); ++d) rows *= a[d];
-      params = Conv2dParams{1, b[0], rows, 1, b[1], rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, true, "hwio", false};
+      const uint32_t k = b_transposed ? b[1] : b[0], n = b_transposed ? b[0] : b[1];
+      params = Conv2dParams{1, k, rows, 1, n, rows, 1, 1, 1, 1, 1, 1, 1, 0, 0, 1, true,
+                            b_transposed ? "ohwi" : "hwio", false};
+      params.has_bias = gemm && view.has("c");
+      if (params.has_bias) {  // a bias row: [N] or [1, N]
+        const std::vector<uint32_t>& c = ir_.operands[size_t(conv.inputs[2])].desc.shape;
+        if (c.empty() || c.back() != n || (c.size() == 2 && c[0] != 1)) return "gemm's c is not a row";
+      }
       weight_rank = 2;
-      o_axis = 1;
+      o_axis = b_transposed ? 0 : 1;
     }
 
     Conv2dQuantization quantization;
@@ -152,8 +166,9 @@ class ConvMatcher {
     const std::vector<int64_t> zeros = integer_constant_values(ir_.operands[size_t(f_dq.inputs[2])]);
     if (scales.empty() || zeros.empty() || ir_.operands[size_t(f_dq.inputs[1])].desc.data_type != DataType::kFloat32)
       return "the filter's scales are not float32 constants";
+    const double alpha = conv.def == gemm_ ? OpView(conv, ir_.operands).real("alpha") : 1.0;
     for (size_t o = 0; o < O; ++o) {
-      quantization.filter_scale.push_back(float(scales[scales.size() == 1 ? 0 : o]));
+      quantization.filter_scale.push_back(float(scales[scales.size() == 1 ? 0 : o] * alpha));
       quantization.filter_zero.push_back(int32_t(zeros[zeros.size() == 1 ? 0 : o]));
     }
     // The kernel works in units of the output scale (multiplies by sx * sw / sy).
@@ -178,9 +193,12 @@ class ConvMatcher {
     fused.args[0] = OperandRef{in_dq.inputs[0]};  // input, a
     fused.args[1] = OperandRef{f_dq.inputs[0]};   // filter, b
     if (params.has_bias) {
-      const size_t bias_arg = size_t(conv2d_->argument_index("bias"));
+      const bool gemm = conv.def == gemm_;
+      const size_t bias_arg = size_t(conv.def->argument_index(gemm ? "c" : "bias"));
       std::vector<double> bias;
-      if (!bias_values(conv.inputs[2], O, bias)) return "its bias is not constant";
+      if (!bias_values(conv.inputs[2], O, bias)) return gemm ? "gemm's c is not a constant row" : "its bias is not constant";
+      if (gemm)
+        for (double& value : bias) value *= OpView(conv, ir_.operands).real("beta");
       if (!std::all_of(bias.begin(), bias.end(), finite_in_output_units))
         return "bias / output scale is not a finite float32";
       fused.args[bias_arg] = OperandRef{-1 - int(bias_values_.size())};  // resolved by the caller
@@ -237,7 +255,7 @@ class ConvMatcher {
   const CompileState& state_;
   const GraphIR& ir_;
   std::vector<int> readers_;
-  const OpDef *conv2d_, *quantize_, *dequantize_, *matmul_;
+  const OpDef *conv2d_, *quantize_, *dequantize_, *matmul_, *gemm_;
 };
 
 // The per-tensor 8-bit parameters of a quantize or dequantize node: a float32 scale and an 8-bit zero
@@ -382,7 +400,9 @@ void run_quantized_ops(CompileState& state) {
         continue;
       }
       // Bias placeholders become new float32 constants.
-      const size_t bias_arg = fused.def->name == std::string("conv2d") ? size_t(fused.def->argument_index("bias")) : 0;
+      const std::string kind = fused.def->name;
+      const size_t bias_arg =
+          kind == "conv2d" ? size_t(fused.def->argument_index("bias")) : kind == "gemm" ? size_t(fused.def->argument_index("c")) : 0;
       if (auto* ref = std::get_if<OperandRef>(&fused.args[bias_arg]); bias_arg && ref && ref->id < 0) {
         const std::vector<double>& values = matcher.bias_values_[size_t(-1 - ref->id)];
         ref->id = add_float_constant(ir.operands, {DataType::kFloat32, {uint32_t(values.size())}}, values);

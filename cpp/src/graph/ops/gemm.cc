@@ -1,6 +1,7 @@
 // gemm: alpha * A' * B' + beta * C for 2-D a and b, optional transposes, c broadcast to [M, N].
 #include "graph/op_def.h"
 #include "kernels/gemm/gemm_op.h"
+#include "kernels/int8/int8_conv.h"
 
 namespace webnn {
 
@@ -43,6 +44,19 @@ std::vector<OperandDescriptor> infer_gemm(const OpView& op) {
 
 Kernel lower_gemm(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   const OperandInfo& b = op.info("b");
+  // The quantized_ops pass made it an integer product of 8-bit values: a 1x1 NHWC convolution
+  // (alpha in its filter scales, c the float32 bias row beta * c).
+  if (const auto* quantized = dynamic_cast<const KeptAs<Conv2dParams>*>(op.kept().get())) {
+    if (!b.constant_data) op.fail("internal: a quantized gemm needs a constant b");
+    op.mark_copied_constant("b");
+    const float* bias = nullptr;
+    if (op.has("c")) {
+      const OperandInfo& c = op.info("c");
+      if (!c.constant_data || c.desc.data_type != DataType::kFloat32) op.fail("internal: a quantized gemm's c is a float32 constant");
+      bias = reinterpret_cast<const float*>(c.constant_data->data());
+    }
+    return make_int8_conv2d_kernel(quantized->value, b.constant_data->data(), bias);
+  }
   if (b.constant_data) op.mark_copied_constant("b");  // packed at build
   return make_gemm_op_kernel(outputs[0].data_type, op.attributes<GemmOpParams>(), b.constant_data ? b.constant_data->data() : nullptr);
 }
