@@ -108,6 +108,11 @@ std::vector<const OperandDescriptor*> OpView::operands(const std::string& name) 
   for (int id : std::get<OperandList>(attr(name)).ids) out.push_back(&operands_[id].desc);
   return out;
 }
+std::vector<const OperandInfo*> OpView::infos(const std::string& name) const {
+  std::vector<const OperandInfo*> out;
+  for (int id : std::get<OperandList>(attr(name)).ids) out.push_back(&operands_[id]);
+  return out;
+}
 int OpView::input_index(const std::string& name) const {
   int target = index_of(name);
   int flat = 0;

@@ -177,6 +177,7 @@ class OpView {
   const OperandDescriptor& operand(const std::string& name) const { return info(name).desc; }
   const OperandInfo& info(const std::string& name) const;
   std::vector<const OperandDescriptor*> operands(const std::string& name) const;
+  std::vector<const OperandInfo*> infos(const std::string& name) const;  // an operand list's, whole
   // Index of an operand argument in the node's flattened input list, -1 when absent.
   int input_index(const std::string& name) const;
 

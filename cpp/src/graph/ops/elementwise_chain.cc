@@ -14,8 +14,12 @@ std::vector<OperandDescriptor> infer_elementwise_chain(const OpView& op) {
 
 Kernel lower_elementwise_chain(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
   std::vector<std::vector<uint32_t>> shapes;
-  for (const OperandDescriptor* input : op.operands("inputs")) shapes.push_back(input->shape);
-  return make_elementwise_chain_kernel(op.attributes<ElementwiseChain>().steps, outputs[0].shape, shapes);
+  std::vector<const void*> constants;
+  for (const OperandInfo* input : op.infos("inputs")) {
+    shapes.push_back(input->desc.shape);
+    constants.push_back(input->constant_data ? input->constant_data->data() : nullptr);
+  }
+  return make_elementwise_chain_kernel(op.attributes<ElementwiseChain>().steps, outputs[0].shape, shapes, constants);
 }
 
 }  // namespace

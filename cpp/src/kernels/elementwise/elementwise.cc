@@ -154,30 +154,48 @@ bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p, std::
 }
 
 Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
-                    const std::vector<std::vector<uint32_t>>& input_shapes, bool tabulate);
+                    const std::vector<std::vector<uint32_t>>& input_shapes, const std::vector<const void*>& constants,
+                    bool tabulate);
 
-// A chain from one 8-bit input has 256 possible results (8-bit, or float32 when it ends in a
-// float32 step): its table, computed by running the chain itself over the 256 bytes (so that the
-// lookups give its bits), as bytes; else empty.
-std::vector<uint8_t> int8_chain_table(const std::vector<ChainStep>& steps, size_t inputs) {
-  if (inputs != 1) return {};
-  for (const ChainStep& step : steps) {  // the input is 8-bit: only dequantize steps read it
-    const bool reads_input = step.a < 0 || (step.kind == ChainStep::Kind::kBinary && step.b < 0);
-    if (reads_input && step.kind != ChainStep::Kind::kDequantize) return {};
+// A chain from one 8-bit input (its other inputs single constant values) has 256 possible results
+// (8-bit, or float32 when it ends in a float32 step): its table, computed by running the chain
+// itself over the 256 bytes (so that the lookups give its bits), as bytes; else empty. `input`: the
+// 8-bit input's index.
+std::vector<uint8_t> int8_chain_table(const std::vector<ChainStep>& steps,
+                                      const std::vector<std::vector<uint32_t>>& input_shapes,
+                                      const std::vector<const void*>& constants, size_t& input) {
+  const size_t inputs = input_shapes.size();
+  int varying = -1;
+  for (size_t k = 0; k < inputs; ++k) {
+    const bool constant = k < constants.size() && constants[k];
+    if (constant && element_count(input_shapes[k]) == 1) continue;
+    if (varying >= 0) return {};
+    varying = int(k);
   }
+  if (varying < 0) return {};
+  for (const ChainStep& step : steps) {  // the varying input is 8-bit: only dequantize steps read it
+    const bool reads = step.a == -1 - varying || (step.kind == ChainStep::Kind::kBinary && step.b == -1 - varying);
+    if (reads && step.kind != ChainStep::Kind::kDequantize) return {};
+  }
+  input = size_t(varying);
   const size_t result_size = steps.back().kind == ChainStep::Kind::kQuantize ? 1 : sizeof(float);
   std::vector<uint8_t> bytes(256), table(256 * result_size);
   for (size_t v = 0; v < 256; ++v) bytes[v] = uint8_t(v);
-  const Kernel chain = chain_kernel(steps, {256}, {{256}}, false);
+  std::vector<std::vector<uint32_t>> shapes(inputs, std::vector<uint32_t>{1});
+  shapes[input] = {256};
+  std::vector<const void*> in(constants.begin(), constants.end());
+  in.resize(inputs, nullptr);
+  in[input] = bytes.data();
+  const Kernel chain = chain_kernel(steps, {256}, shapes, {}, false);
   ThreadPool serial(1);
-  const void* in[1] = {bytes.data()};
   void* out[1] = {table.data()};
-  chain(KernelArgs{in, out, &serial});
+  chain(KernelArgs{in.data(), out, &serial});
   return table;
 }
 
 Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
-                    const std::vector<std::vector<uint32_t>>& input_shapes, bool tabulate) {
+                    const std::vector<std::vector<uint32_t>>& input_shapes, const std::vector<const void*>& constants,
+                    bool tabulate) {
   const size_t inputs = input_shapes.size();
   if (inputs > kMaxOperands || steps.empty()) throw_type_error("internal: an element-wise chain the kernel cannot run");
   BroadcastLoop loop = make_broadcast_loop(out_shape, input_shapes);
@@ -208,19 +226,20 @@ Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint3
     if (!fns[i].binary && !fns[i].unary && !fns[i].clamp) throw_type_error("internal: no float32 loop for a chain step");
   }
   if (tabulate) {
-    std::vector<uint8_t> table = int8_chain_table(steps, inputs);
-    if (table.size() == 256 && stride[0] == 1)
-      return [loop = std::move(loop), table = std::move(table)](const KernelArgs& args) {
+    size_t k = 0;
+    std::vector<uint8_t> table = int8_chain_table(steps, input_shapes, constants, k);
+    if (table.size() == 256 && stride[k] == 1)
+      return [loop = std::move(loop), table = std::move(table), k](const KernelArgs& args) {
         for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
-          kernel_table().int8.lookup(static_cast<const uint8_t*>(args.inputs[0]) + off[0], count, table.data(),
+          kernel_table().int8.lookup(static_cast<const uint8_t*>(args.inputs[k]) + off[k], count, table.data(),
                                      static_cast<uint8_t*>(args.outputs[0]) + out_offset);
         });
       };
-    if (table.size() == 256 * sizeof(float) && stride[0] == 1)
-      return [loop = std::move(loop), table = std::move(table)](const KernelArgs& args) {
+    if (table.size() == 256 * sizeof(float) && stride[k] == 1)
+      return [loop = std::move(loop), table = std::move(table), k](const KernelArgs& args) {
         const float* values = reinterpret_cast<const float*>(table.data());
         for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
-          const uint8_t* x = static_cast<const uint8_t*>(args.inputs[0]) + off[0];
+          const uint8_t* x = static_cast<const uint8_t*>(args.inputs[k]) + off[k];
           float* y = static_cast<float*>(args.outputs[0]) + out_offset;
           for (size_t i = 0; i < count; ++i) y[i] = values[x[i]];
         });
@@ -302,8 +321,9 @@ Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint3
 }  // namespace
 
 Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
-                                     const std::vector<std::vector<uint32_t>>& input_shapes) {
-  return chain_kernel(steps, out_shape, input_shapes, true);
+                                     const std::vector<std::vector<uint32_t>>& input_shapes,
+                                     const std::vector<const void*>& constants) {
+  return chain_kernel(steps, out_shape, input_shapes, constants, true);
 }
 
 }  // namespace webnn

@@ -51,8 +51,12 @@ constexpr size_t kMaxChainInputs = 8;
 // float32 steps (after 8-bit inputs are dequantized, before an 8-bit output is quantized) run block by block over the output, each block's values in L1 from step to step:
 // only the last step writes memory. The inputs broadcast to out_shape (those of unary and clamp
 // steps have out_shape). Each step runs the loop its op runs alone: results are the same bits.
+// constants: per input, its data when it is a constant (else null). A chain whose only other input
+// is one 8-bit tensor read by dequantize steps, all other inputs single constant values, runs as a
+// 256-entry table of its own results.
 Kernel make_elementwise_chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint32_t>& out_shape,
-                                     const std::vector<std::vector<uint32_t>>& input_shapes);
+                                     const std::vector<std::vector<uint32_t>>& input_shapes,
+                                     const std::vector<const void*>& constants = {});
 
 // ---- the inner loops, one set per ISA level (kernel_table().elementwise picks the active one)
 
