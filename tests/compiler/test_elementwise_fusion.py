@@ -337,6 +337,10 @@ _TABLE_CHAINS = {
     "silu": lambda b, x: b.mul(x, b.sigmoid(x)),
     "exp_clamp": lambda b, x: b.clamp(b.exp(x), min_value=0.5, max_value=3.0),
     "leaky_relu_add": lambda b, x: b.add(b.leaky_relu(x, alpha=0.1), b.constant("float32", 0.25)),
+    # single constant values beside the 8-bit input (a QDQ GELU's), and a per-element constant (no table)
+    "gelu": lambda b, x: b.mul(b.mul(x, b.constant("float32", 0.5)),
+                               b.add(b.erf(b.div(x, b.constant("float32", 1.4142135))), b.constant("float32", 1.0))),
+    "add_row": lambda b, x: b.add(x, b.constant(np.linspace(-1, 1, 67, dtype=np.float32))),
 }
 
 
