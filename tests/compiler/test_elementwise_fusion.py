@@ -407,3 +407,40 @@ def test_table_lookups_agree_across_kernels(context):
     env = dict(os.environ, WEBNN_CPU_DISABLE="avx512vbmi")
     out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, check=True)
     np.testing.assert_array_equal(np.frombuffer(bytes.fromhex(out.stdout), np.uint8).reshape(shape), got)
+
+
+@pytest.mark.parametrize("op", ["add", "sub", "mul"])
+@pytest.mark.parametrize("act", ["none", "relu"])
+@pytest.mark.parametrize("b_kind", ["row_constant", "input"])
+def test_quantized_op_with_a_float_operand_is_exact(context, monkeypatch, same_results, op, act, b_kind):
+    """dequantizeLinear(a) op b -> quantizeLinear with b float32 (a bias row, as after a QDQ matmul, or
+    a float input, NaN and infinities included) runs as one fused loop: the same bits as the ops one
+    by one and as NumPy's float32 arithmetic. Rows of 45: every row ends in a partial vector."""
+    shape = [4, 9, 45]
+    rng = np.random.default_rng(len(op) + len(act) + len(b_kind))
+    a = rng.integers(0, 256, shape).astype(np.uint8)
+    b_shape = [45] if b_kind == "row_constant" else shape
+    b_values = (rng.standard_normal(b_shape) * 2).astype(np.float32)
+    if b_kind == "input":
+        b_values.flat[:3] = [np.nan, np.inf, -np.inf]
+
+    def make(builder):
+        x = builder.dequantize_linear(builder.input("a", data_type="uint8", shape=shape), *_quantization(builder, 0.031, 100, "uint8", 3))
+        y = builder.constant(b_values) if b_kind == "row_constant" else builder.input("b", data_type="float32", shape=shape)
+        t = getattr(builder, op)(x, y)
+        if act == "relu":
+            t = builder.relu(t)
+        return builder.build({"q": builder.quantize_linear(t, *_quantization(builder, 0.047, 9, "int8", 3))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert len(_core.plan_steps(graph)) == 1, _core.plan_steps(graph)
+    feeds = {"a": a} if b_kind == "row_constant" else {"a": a, "b": b_values}
+    got = same_results(graph, plain, feeds)["q"]
+    f32 = np.float32
+    with np.errstate(invalid="ignore", over="ignore"):
+        t = _INT8_BINARY[op]((a.astype(np.int32) - 100).astype(f32) * f32(0.031), b_values).astype(f32)
+        if act == "relu":
+            t = np.where(t < 0, f32(0), t)
+        q = np.rint(t / f32(0.047)).astype(np.float64) + 9
+    want = np.where(np.isnan(q), 0, np.clip(q, -128, 127)).astype(np.int8)
+    np.testing.assert_array_equal(got, want)

@@ -105,17 +105,23 @@ namespace {
 // the fused loop computes the chain's bits. inputs: the chain inputs read as a and b.
 bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p, std::array<size_t, 2>& inputs) {
   using Kind = ChainStep::Kind;
-  if (steps.size() < 4 || steps.size() > 5 || steps[0].kind != Kind::kDequantize ||
-      steps[1].kind != Kind::kDequantize || steps[2].kind != Kind::kBinary || steps.back().kind != Kind::kQuantize)
+  // Two dequantized inputs (steps 0, 1), or one and a float32 input read by the op itself (b_float).
+  p.b_float = steps.size() >= 3 && steps[1].kind == Kind::kBinary;
+  const size_t op_step = p.b_float ? 1 : 2;
+  if (steps.size() < op_step + 2 || steps.size() > op_step + 3 || steps[0].kind != Kind::kDequantize ||
+      steps[0].a >= 0 || (!p.b_float && (steps[1].kind != Kind::kDequantize || steps[1].a >= 0)) ||
+      steps[op_step].kind != Kind::kBinary || steps.back().kind != Kind::kQuantize)
     return false;
-  const ChainStep& op = steps[2];
+  const ChainStep& op = steps[op_step];
   const ChainStep& q = steps.back();
-  // The op reads both dequantized inputs; a commutative op in either order.
-  const bool swapped = op.a == 1 && op.b == 0 && op.binary != BinaryOp::kSub;
-  if (!swapped && (op.a != 0 || op.b != 1)) return false;
+  // The op reads both operands; a commutative op in either order.
+  const int first = 0, second = p.b_float ? (op.a == 0 ? op.b : op.a) : 1;
+  const bool swapped = op.a == second && op.b == first && op.binary != BinaryOp::kSub;
+  if (!swapped && (op.a != first || op.b != second)) return false;
+  if (p.b_float && (second >= 0 || op.binary == BinaryOp::kMax || op.binary == BinaryOp::kMin)) return false;
   if (q.a != int(steps.size()) - 2) return false;
-  const ChainStep &a = steps[swapped ? 1 : 0], &b = steps[swapped ? 0 : 1];
-  inputs = {size_t(-1 - a.a), size_t(-1 - b.a)};
+  const ChainStep &a = steps[swapped && !p.b_float ? 1 : 0], &b = steps[swapped && !p.b_float ? 0 : 1];
+  inputs = {size_t(-1 - a.a), size_t(-1 - (p.b_float ? second : b.a))};
   switch (op.binary) {
     case BinaryOp::kAdd: p.op = Int8BinaryOp::kAdd; break;
     case BinaryOp::kSub: p.op = Int8BinaryOp::kSub; break;
@@ -126,9 +132,9 @@ bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p, std::
   }
   p.min = -std::numeric_limits<float>::infinity();
   p.max = std::numeric_limits<float>::infinity();
-  if (steps.size() == 5) {
-    const ChainStep& act = steps[3];
-    if (act.a != 2) return false;
+  if (steps.size() == op_step + 3) {
+    const ChainStep& act = steps[op_step + 1];
+    if (act.a != int(op_step)) return false;
     if (act.kind == Kind::kUnary && act.unary == UnaryOp::kRelu) {
       p.min = 0.0f;
     } else if (act.kind == Kind::kClamp && act.min <= act.max) {
@@ -139,7 +145,7 @@ bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p, std::
     }
   }
   const auto bounded = [](float scale) { return std::fabs(scale) <= 0x1p100f; };
-  if (!bounded(a.scale) || !bounded(b.scale)) return false;
+  if (!bounded(a.scale) || (!p.b_float && !bounded(b.scale))) return false;
   p.a_signed = a.is_signed;
   p.b_signed = b.is_signed;
   p.out_signed = q.is_signed;
@@ -259,9 +265,11 @@ Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint3
       if (fused_8bit) {
         const auto [ka, kb] = int8_inputs;
         if (stride[ka] == 1 && stride[kb] == 1)
-          return kernel_table().int8.binary(static_cast<const uint8_t*>(args.inputs[ka]) + off[ka],
-                                            static_cast<const uint8_t*>(args.inputs[kb]) + off[kb], count,
-                                            int8_binary, out_8bit + out_offset);
+          return kernel_table().int8.binary(
+              static_cast<const uint8_t*>(args.inputs[ka]) + off[ka],
+              int8_binary.b_float ? reinterpret_cast<const uint8_t*>(static_cast<const float*>(args.inputs[kb]) + off[kb])
+                                  : static_cast<const uint8_t*>(args.inputs[kb]) + off[kb],
+              count, int8_binary, out_8bit + out_offset);
       }
       thread_local std::vector<float> buffers;
       if (buffers.size() < steps.size() * kChainChunk) buffers.resize(steps.size() * kChainChunk);

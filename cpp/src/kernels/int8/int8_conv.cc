@@ -256,10 +256,15 @@ class Int8Conv2d {
     const size_t mr = uk_.mr, nr = uk_.nr, O = p_.out_channels, ohw = p_.out_h * p_.out_w;
     const size_t M = p_.batch * ohw, tiles = (M + mr - 1) / mr;
     const size_t tile_words = k_steps_ * mr;
-    const size_t block_tiles = std::clamp<size_t>(kBlockBytes / (tile_words * sizeof(uint32_t)), 1, tiles);
-    const size_t blocks = (tiles + block_tiles - 1) / block_tiles;
-    // Few pixels (late layers): the panels are shared out too, each chunk gathering its own A block.
     const size_t threads = pool ? size_t(pool->max_threads()) : 1;
+    // Blocks of equal size, at most kBlockBytes of rows each, a multiple of the threads in number
+    // (while there are tiles enough) so that the threads get equal shares.
+    const size_t largest = std::clamp<size_t>(kBlockBytes / (tile_words * sizeof(uint32_t)), 1, tiles);
+    size_t blocks = (tiles + largest - 1) / largest;
+    if (threads > 1) blocks = std::min(tiles, (blocks + threads - 1) / threads * threads);
+    const size_t block_tiles = (tiles + blocks - 1) / blocks;
+    blocks = (tiles + block_tiles - 1) / block_tiles;
+    // Few pixels (late layers): the panels are shared out too, each chunk gathering its own A block.
     size_t chunks = std::clamp<size_t>((4 * threads + blocks * p_.groups - 1) / (blocks * p_.groups), 1, panels_);
     const size_t chunk_panels = (panels_ + chunks - 1) / chunks;
     chunks = (panels_ + chunk_panels - 1) / chunk_panels;

@@ -73,13 +73,15 @@ using QuantizeRunFn = void (*)(const float* x, float scale, float inverse, int32
 using DequantizeRunFn = void (*)(const uint8_t* x, bool is_signed, int32_t zero, float scale, float* y, size_t n);
 
 // An element-wise chain on 8-bit tensors in one pass: y = quantize(clamp(dequantize(a) op
-// dequantize(b), min, max)), each step in float32 as its op's own loop computes it (the same bits):
+// dequantize(b), min, max)), or with b_float, b a float32 tensor read as it is (op add, sub or mul),
+// each step in float32 as its op's own loop computes it (the same bits):
 // dequantize is float(x - zero) * scale, the quantize divides exactly (with `inverse`, see
 // QuantizeRunFn). min and max are an absorbed relu's or clamp's bounds (-inf, inf when none).
 enum class Int8BinaryOp : uint8_t { kAdd, kSub, kMul, kMax, kMin };
 struct Int8Binary {
   Int8BinaryOp op = Int8BinaryOp::kAdd;
   bool a_signed = false, b_signed = false, out_signed = false;  // int8, else uint8
+  bool b_float = false;  // b: float32 values (b_signed, b_zero and b_scale unused)
   int32_t a_zero = 0, b_zero = 0, out_zero = 0;
   float a_scale = 1, b_scale = 1, out_scale = 1, out_inverse = 1;
   float min = 0, max = 0;

@@ -297,6 +297,12 @@ void dequantize(const uint8_t* x, bool is_signed, int32_t zero, float scale, flo
 
 // Int8BinaryFn: every step as its own loop computes it (dequantize_run, the float32 binary and
 // clamp loops, quantize_run), fused so that the values stay in registers.
+// v as rounded to float32: a product stored here is not fused into a following addition.
+inline float rounded(float v) {
+  volatile float stored = v;
+  return stored;
+}
+
 template <Int8BinaryOp kOp>
 inline float binary_value(float a, float b) {
   if constexpr (kOp == Int8BinaryOp::kAdd) return a + b;
@@ -317,8 +323,9 @@ inline simd::VF binary_lanes(simd::VF a, simd::VF b) {
 }
 #endif
 
-template <Int8BinaryOp kOp, bool kOutSigned>
+template <Int8BinaryOp kOp, bool kOutSigned, bool kBFloat>
 void binary_run(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y) {
+  const float* b_values = reinterpret_cast<const float*>(b);  // kBFloat
   const auto value = [](const uint8_t* x, size_t i, bool is_signed) {
     return is_signed ? int32_t(int8_t(x[i])) : int32_t(x[i]);
   };
@@ -330,36 +337,52 @@ void binary_run(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& 
   const VI za = splat_i(p.a_zero), zb = splat_i(p.b_zero);
   for (; i + kLanes <= n; i += kLanes) {
     const VI xa = p.a_signed ? widen_i8(a + i) : widen_u8(a + i);
-    const VI xb = p.b_signed ? widen_i8(b + i) : widen_u8(b + i);
     const VF fa = unfused(__builtin_convertvector(xa - za, VF) * sa);
-    const VF fb = unfused(__builtin_convertvector(xb - zb, VF) * sb);
+    VF fb;
+    if constexpr (kBFloat) {
+      fb = load<VF>(b_values + i);
+    } else {
+      const VI xb = p.b_signed ? widen_i8(b + i) : widen_u8(b + i);
+      fb = unfused(__builtin_convertvector(xb - zb, VF) * sb);
+    }
     const VF t = unfused(binary_lanes<kOp>(fa, fb));
     quantize_lanes<kOutSigned>(clamp(t, lo, hi), s, inv, z, y + i);
   }
 #endif
   for (; i < n; ++i) {
-    const float fa = float(value(a, i, p.a_signed) - p.a_zero) * p.a_scale;
-    const float fb = float(value(b, i, p.b_signed) - p.b_zero) * p.b_scale;
-    float t = binary_value<kOp>(fa, fb);
+    // (Each value rounded on its own, as the separate loops round it: no contraction into an FMA.)
+    const float fa = rounded(float(value(a, i, p.a_signed) - p.a_zero) * p.a_scale);
+    const float fb = kBFloat ? b_values[i] : rounded(float(value(b, i, p.b_signed) - p.b_zero) * p.b_scale);
+    float t = rounded(binary_value<kOp>(fa, fb));
     t = t < p.min ? p.min : (t > p.max ? p.max : t);
     y[i] = quantized_value<kOutSigned>(t / p.out_scale, p.out_zero);
   }
 }
 
-template <bool kOutSigned>
-void binary_signed(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y) {
+template <bool kOutSigned, bool kBFloat>
+void binary_typed(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y) {
   switch (p.op) {
-    case Int8BinaryOp::kAdd: return binary_run<Int8BinaryOp::kAdd, kOutSigned>(a, b, n, p, y);
-    case Int8BinaryOp::kSub: return binary_run<Int8BinaryOp::kSub, kOutSigned>(a, b, n, p, y);
-    case Int8BinaryOp::kMul: return binary_run<Int8BinaryOp::kMul, kOutSigned>(a, b, n, p, y);
-    case Int8BinaryOp::kMax: return binary_run<Int8BinaryOp::kMax, kOutSigned>(a, b, n, p, y);
-    case Int8BinaryOp::kMin: return binary_run<Int8BinaryOp::kMin, kOutSigned>(a, b, n, p, y);
+    case Int8BinaryOp::kAdd: return binary_run<Int8BinaryOp::kAdd, kOutSigned, kBFloat>(a, b, n, p, y);
+    case Int8BinaryOp::kSub: return binary_run<Int8BinaryOp::kSub, kOutSigned, kBFloat>(a, b, n, p, y);
+    case Int8BinaryOp::kMul: return binary_run<Int8BinaryOp::kMul, kOutSigned, kBFloat>(a, b, n, p, y);
+    case Int8BinaryOp::kMax:
+      if constexpr (!kBFloat) return binary_run<Int8BinaryOp::kMax, kOutSigned, false>(a, b, n, p, y);
+      break;
+    case Int8BinaryOp::kMin:
+      if constexpr (!kBFloat) return binary_run<Int8BinaryOp::kMin, kOutSigned, false>(a, b, n, p, y);
+      break;
   }
 }
 
 void binary(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y) {
-  if (p.out_signed) binary_signed<true>(a, b, n, p, y);
-  else binary_signed<false>(a, b, n, p, y);
+  if (p.b_float) {
+    if (p.out_signed) binary_typed<true, true>(a, b, n, p, y);
+    else binary_typed<false, true>(a, b, n, p, y);
+  } else if (p.out_signed) {
+    binary_typed<true, false>(a, b, n, p, y);
+  } else {
+    binary_typed<false, false>(a, b, n, p, y);
+  }
 }
 
 void lookup(const uint8_t* x, size_t n, const uint8_t* table, uint8_t* y) {
