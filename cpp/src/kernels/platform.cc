@@ -45,7 +45,7 @@ KernelTable kernel_table_for(CpuIsa isa) {
   }
 #endif
   // Feature bits, not levels: a forced level also drops the extensions above it.
-  const CpuFeatures& features = active_features();
+  [[maybe_unused]] const CpuFeatures& features = active_features();
 #if WEBNN_HAS_AVX512_KERNELS
   if (t.isa == CpuIsa::kAvx512 && features.avx512_vnni) t.int8.dot4 = u8s8_gemm_12x32_avx512vnni();
   if (t.isa == CpuIsa::kAvx512 && features.avx512_vbmi) t.int8.lookup = u8_lookup_avx512vbmi;

@@ -110,7 +110,7 @@ inline VI widen_i8(const uint8_t* p) {
   return VI(_mm512_maskz_cvtepi8_epi32(0xffff, _mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
 }
 // v rounded to int32 in the current rounding mode (half to even by default).
-inline VI round_to_int(VF v) { return VI(_mm512_cvtps_epi32(__m512(v))); }
+inline VI round_to_int(VF v) { return VI(_mm512_maskz_cvtps_epi32(0xffff, __m512(v))); }
 // The low byte of each lane.
 inline void narrow_u8(uint8_t* p, VI v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm512_maskz_cvtepi32_epi8(0xffff, __m512i(v)));

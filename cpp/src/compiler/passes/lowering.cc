@@ -13,6 +13,11 @@ void lower_to_kernels(CompileState& state) {
   state.alias_root.resize(operand_count);
   for (size_t i = 0; i < operand_count; ++i) state.alias_root[i] = int(i);
   state.read_at_run_time.assign(operand_count, false);
+  // What a step may read: graph inputs, constants and what earlier steps write. A pass that left a
+  // step reading anything else is a compiler bug: it fails the build instead of reaching a kernel.
+  std::vector<bool> ready(operand_count, false);
+  for (size_t i = 0; i < operand_count; ++i)
+    ready[i] = ir.operands[i].kind != OperandInfo::Kind::kIntermediate || ir.operands[i].constant_data != nullptr;
 
   for (size_t position = 0; position < ir.nodes.size(); ++position) {
     if (!state.live_node[position]) continue;
@@ -31,6 +36,11 @@ void lower_to_kernels(CompileState& state) {
     if (fused.output >= 0) step.outputs = {fused.output};
     if (fused.addend >= 0) step.inputs.push_back(fused.addend);
     if (fused.untransposed_input >= 0) step.inputs[0] = fused.untransposed_input;
+    for (int in : step.inputs)
+      if (!ready[size_t(in)])
+        throw_error(ErrorKind::kUnknownError, str_cat("internal: step '", node.label, "' (", node.def->name,
+                                                      ") reads a value that no earlier step writes"));
+    for (int out : step.outputs) ready[size_t(out)] = true;
     std::vector<bool> copied(step.inputs.size(), false);
     if (node.def->is_view) {
       state.alias_root[node.outputs[0]] = state.alias_root[node.inputs[0]];

@@ -108,8 +108,11 @@ template <bool kInSigned>
 void depthwise_pixels(size_t pixels, size_t step, size_t channels, size_t taps, const uint8_t* const* x,
                       const int16_t* packed, const Int8Requantize& rq, uint8_t* out) {
   constexpr size_t kBlock = kInt8DepthwiseBlock, kBlockWords = 2 * kBlock;
-  const size_t pairs = (taps + 1) / 2, blocks = (channels + kBlock - 1) / kBlock, pair_words = blocks * kBlockWords;
+  const size_t blocks = (channels + kBlock - 1) / kBlock, pair_words = blocks * kBlockWords;
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  const size_t pairs = (taps + 1) / 2;
   const uint8_t* last = x[taps - 1];  // an odd count's partner tap (its weight is 0)
+#endif
   for (size_t p = 0; p < pixels; ++p, out += channels) {
     const size_t shift = p * step;
     size_t c0 = 0;
@@ -152,7 +155,7 @@ void depthwise_pixels(size_t pixels, size_t step, size_t channels, size_t taps, 
                                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + kHiWords))));
       }
 #if WEBNN_KERNEL_ISA_LEVEL == 2
-      const simd::VI sums = simd::VI(_mm512_inserti64x4(_mm512_castsi256_si512(lo), hi, 1));
+      const simd::VI sums = simd::VI(_mm512_maskz_inserti64x4(0xff, _mm512_zextsi256_si512(lo), hi, 1));
       requantize_lanes(sums + simd::load<simd::VI>(rq.offset + c0), rq.multiplier + c0, rq.bias + c0,
                                    rq.min, rq.max, rq.output_zero, out + c0);
 #else
