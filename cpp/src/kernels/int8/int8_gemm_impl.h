@@ -155,7 +155,7 @@ void depthwise_pixels(size_t pixels, size_t step, size_t channels, size_t taps, 
                                                     _mm256_loadu_si256(reinterpret_cast<const __m256i*>(w + kHiWords))));
       }
 #if WEBNN_KERNEL_ISA_LEVEL == 2
-      const simd::VI sums = simd::VI(_mm512_maskz_inserti64x4(0xff, _mm512_zextsi256_si512(lo), hi, 1));
+      const simd::VI sums = simd::VI(_mm512_maskz_inserti64x4(0xff, _mm512_castsi256_si512(lo), hi, 1));
       requantize_lanes(sums + simd::load<simd::VI>(rq.offset + c0), rq.multiplier + c0, rq.bias + c0,
                                    rq.min, rq.max, rq.output_zero, out + c0);
 #else
