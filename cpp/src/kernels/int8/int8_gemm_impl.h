@@ -306,25 +306,15 @@ inline float rounded(float v) {
   return stored;
 }
 
-template <Int8BinaryOp kOp>
-inline float binary_value(float a, float b) {
+// The op on two float32 values, or on two vectors of them (the same operators).
+template <Int8BinaryOp kOp, class V>
+inline V binary_value(V a, V b) {
   if constexpr (kOp == Int8BinaryOp::kAdd) return a + b;
   else if constexpr (kOp == Int8BinaryOp::kSub) return a - b;
   else if constexpr (kOp == Int8BinaryOp::kMul) return a * b;
   else if constexpr (kOp == Int8BinaryOp::kMax) return a > b ? a : b;
   else return a < b ? a : b;
 }
-#if WEBNN_KERNEL_ISA_LEVEL >= 1
-template <Int8BinaryOp kOp>
-inline simd::VF binary_lanes(simd::VF a, simd::VF b) {
-  using namespace simd;
-  if constexpr (kOp == Int8BinaryOp::kAdd) return a + b;
-  else if constexpr (kOp == Int8BinaryOp::kSub) return a - b;
-  else if constexpr (kOp == Int8BinaryOp::kMul) return a * b;
-  else if constexpr (kOp == Int8BinaryOp::kMax) return a > b ? a : b;
-  else return a < b ? a : b;
-}
-#endif
 
 template <Int8BinaryOp kOp, bool kOutSigned, bool kBFloat>
 void binary_run(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y) {
@@ -348,7 +338,7 @@ void binary_run(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& 
       const VI xb = p.b_signed ? widen_i8(b + i) : widen_u8(b + i);
       fb = unfused(__builtin_convertvector(xb - zb, VF) * sb);
     }
-    const VF t = unfused(binary_lanes<kOp>(fa, fb));
+    const VF t = unfused(binary_value<kOp>(fa, fb));
     quantize_lanes<kOutSigned>(clamp(t, lo, hi), s, inv, z, y + i);
   }
 #endif
