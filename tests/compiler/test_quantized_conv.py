@@ -22,6 +22,7 @@ Graphs that must stay in float (the conv's float output read elsewhere, a per-ch
 float16, quantizeLinear to int32, a filter that is not a constant, K above the int32-safe 33025) are still
 correct, and the pass counts them as left in float.
 """
+import argparse
 import functools
 import json
 import os
@@ -820,4 +821,6 @@ def test_invalid_quantized_conv_still_raises(context, problem):
 
 
 if __name__ == "__main__":
-    sys.exit(variant_main(sys.argv[1]))
+    parser = argparse.ArgumentParser(description="Runs VARIANT_CASES at the level WEBNN_CPU_ISA forces.")
+    parser.add_argument("output", help="the .npz file for the outputs (a .json beside it gets the summaries)")
+    sys.exit(variant_main(parser.parse_args().output))

@@ -10,6 +10,7 @@
 
 The level is fixed per process, so each level runs this file as a script in a subprocess.
 """
+import argparse
 import functools
 import json
 import math
@@ -260,6 +261,8 @@ def test_kernels_match_ref_level(results, level):
 
 
 if __name__ == "__main__":
-    run_kernel_cases(sys.argv[1])
+    parser = argparse.ArgumentParser(description="Runs the kernel cases at the level WEBNN_CPU_ISA forces.")
+    parser.add_argument("output", help="the .npz file for the outputs")
+    run_kernel_cases(parser.parse_args().output)
     with np.errstate(all="ignore"):
         print(json.dumps(measure()))
