@@ -405,9 +405,11 @@ def test_node_test_folded(ctx, name, model, data_sets):
         got, want = folded[output.name], run[output.name]
         if len(model.graph.node) == 1:
             assert same_bits(got, want), output.name
-        else:  # a function body: its run-time part is compiled as a whole (GELU written with erf is one gelu)
+        else:  # a function body: its run-time part is compiled as a whole (GELU written with erf is one gelu;
+            # fused float16 steps round once, at their output: a float16 ulp or two)
             assert got.dtype == want.dtype and got.shape == want.shape
-            np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=1e-5, atol=1e-6,
+            tol = (2e-3, 2e-3) if want.dtype == np.float16 else (1e-5, 1e-6)
+            np.testing.assert_allclose(got.astype(np.float64), want.astype(np.float64), rtol=tol[0], atol=tol[1],
                                        err_msg=output.name)
 
 

@@ -141,6 +141,8 @@ def test_where_groups_stop(context, monkeypatch, same_results, case):
         assert steps == ["relu", "elementwise+abs+mul+neg"]
     elif case in ("inner_is_output", "inner_read_elsewhere"):
         assert "abs" in steps and "elementwise+add+neg" in steps
+    elif case == "float16":  # held in float32 between widening casts (half_widening): one group
+        assert steps == ["cast", "cast", "elementwise+abs+add+neg", "cast"]
     else:
         assert not any(s.startswith("elementwise") for s in steps)
     same_results(graph, plain, {"x": x, "w": w})

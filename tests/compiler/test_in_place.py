@@ -41,7 +41,9 @@ def test_unary_chain_in_place(build_twice, same_results, op, dtype):
         return b.build({"y": b.neg(getattr(b, op)(getattr(b, op)(t)))})
 
     graph, plain = build_twice(make, "in_place")
-    assert _log(graph, "in_place").startswith("2 ")  # neg writes the graph output directly
+    # neg writes the graph output directly; float16 values are held in float32 between the casts
+    # that widen the input and narrow the output, and so do the op after the widening cast and the op before the narrowing one
+    assert _log(graph, "in_place").startswith("4 " if dtype == "float16" else "2 ")
     assert _arena_bytes(graph) < _arena_bytes(plain)
     same_results(graph, plain, {"x": x})
 
@@ -61,7 +63,8 @@ def test_binary_in_place_over_the_full_shape_operand(build_twice, same_results, 
         return b.build({"y": b.identity(getattr(b, op)(u, t))})  # broadcast u: the output takes t's storage
 
     graph, plain = build_twice(make, "in_place")
-    assert _log(graph, "in_place").startswith("1 ")
+    # (float16: held in float32 between widening casts, each max also writes over its cast's result)
+    assert _log(graph, "in_place").startswith("3 " if dtype == "float16" else "1 ")
     same_results(graph, plain, {"x": x, "w": w})
 
 

@@ -5,7 +5,7 @@ import numpy as np
 import webnn
 from webnn import _core
 
-PIPELINE = ["batch_split", "dead_code", "quantized_ops", "constant_folding", "op_recognition", "transpose_folding", "scale_folding",
+PIPELINE = ["batch_split", "dead_code", "quantized_ops", "constant_folding", "half_widening", "op_recognition", "transpose_folding", "scale_folding",
             "attention_fusion", "dead_code", "nhwc_regions", "epilogue_fusion", "transpose_absorption", "layout",
             "elementwise_fusion", "lowering", "copy_elision", "in_place", "memory_plan"]
 

@@ -28,6 +28,11 @@ void run_quantized_ops(CompileState& state);
 // constants (a view of a constant becomes a constant sharing its bytes). Needs remove_dead_code
 // after it. Leaves graph outputs and results much larger than their inputs alone.
 void fold_constants(CompileState& state);
+// Holds the float16 values between nodes in float32: the nodes computing them become float32 nodes
+// that round their results to float16 values (Node::rounds_to_half); casts at the graph's float16
+// inputs and outputs; float16 -> float32 copies dropped. After constant folding; runs dead-code
+// removal before and after.
+void widen_half_values(CompileState& state);
 // Replaces element-wise chains that spell out an op (GELU with erf) by that op. Needs
 // remove_dead_code after it.
 void recognize_ops(CompileState& state);

@@ -20,6 +20,7 @@ const Pass kPipeline[] = {
     {"dead_code", remove_dead_code, false},
     {"quantized_ops", run_quantized_ops, true},
     {"constant_folding", fold_constants, true},
+    {"half_widening", widen_half_values, true},
     {"op_recognition", recognize_ops, true},
     {"transpose_folding", fold_transposes, true},
     {"scale_folding", fold_scales, true},

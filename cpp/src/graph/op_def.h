@@ -146,6 +146,9 @@ struct Node {
   // Ops of the built graph that a compiler pass merged into this node (quantized_ops: the
   // dequantizeLinear and quantizeLinear around an integer conv2d), reported with its step.
   std::vector<std::string> absorbed_ops{};
+  // The node computes float16 values held in float32 (compiler/passes/half_widening.cc): its lowered
+  // step rounds its float32 results to float16 values.
+  bool rounds_to_half = false;
 };
 
 // Sets a node's symbolic shape entries in `args` to the sizes `size_of(name)` gives.

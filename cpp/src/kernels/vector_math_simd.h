@@ -80,6 +80,9 @@ inline void store_half(uint16_t* p, VF v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p),
                       _mm512_maskz_cvtps_ph(0xffff, __m512(v), _MM_FROUND_TO_NEAREST_INT));
 }
+inline VF round_to_half(VF v) {
+  return VF(_mm512_maskz_cvtph_ps(0xffff, _mm512_maskz_cvtps_ph(0xffff, __m512(v), _MM_FROUND_TO_NEAREST_INT)));
+}
 inline bool any(VI mask) { return _mm512_movepi32_mask(__m512i(mask)) != 0; }
 // Whether every lane of a is <= b (false for NaN lanes): one compare into a mask register.
 inline bool all_le(VF a, float b) {
@@ -128,6 +131,7 @@ inline VF load_half(const uint16_t* p) {
 inline void store_half(uint16_t* p, VF v) {
   _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm256_cvtps_ph(__m256(v), _MM_FROUND_TO_NEAREST_INT));
 }
+inline VF round_to_half(VF v) { return VF(_mm256_cvtph_ps(_mm256_cvtps_ph(__m256(v), _MM_FROUND_TO_NEAREST_INT))); }
 inline bool any(VI mask) { return _mm256_movemask_ps(_mm256_castsi256_ps(__m256i(mask))) != 0; }
 inline bool all_le(VF a, float b) {
   return _mm256_movemask_ps(_mm256_cmp_ps(__m256(a), _mm256_set1_ps(b), _CMP_LE_OQ)) == 0xff;

@@ -80,6 +80,7 @@ class AttentionMatcher {
       }
     }
     fused = Node{&attention_op(), args, node.label, {}, node.outputs, nullptr};
+    fused.rounds_to_half = node.rounds_to_half;
     rebuild_inputs(fused);
     try {
       const std::vector<OperandDescriptor> out = revalidate(fused, ir_.operands);

@@ -111,9 +111,15 @@ void fuse_elementwise_chains(CompileState& state) {
       step_of(n, step, n == sink);
       step.a = source(node.inputs[0]);
       if (step.kind == ChainStep::Kind::kBinary) step.b = source(node.inputs[1]);
-      step_result[node.outputs[0]] = int(steps.size());
       steps.push_back(step);
       names.push_back(node.def->name);
+      if (node.rounds_to_half) {  // float16 values held in float32: each op's result rounded, as alone
+        ChainStep round;
+        round.unary = UnaryOp::kRoundToHalf;
+        round.a = int(steps.size()) - 1;
+        steps.push_back(round);
+      }
+      step_result[node.outputs[0]] = int(steps.size()) - 1;
     }
     if (inputs.size() > kMaxChainInputs) continue;
     const Node& last = ir.nodes[sink];

@@ -1,8 +1,26 @@
 // Lowering: each live node, or fused group, becomes one step of the plan running its kernel, in
 // topological order. A node fused with an add runs at the add's position (where the addend exists).
 #include "compiler/passes.h"
+#include "kernels/unary/unary.h"
 
 namespace webnn {
+
+namespace {
+
+// The kernel, then its float32 results rounded to float16 values (a step computing float16 values
+// held in float32 whose kernel cannot round in its epilogue).
+Kernel rounding_to_halves(Kernel kernel, const std::vector<OperandDescriptor>& outputs) {
+  std::vector<size_t> counts;
+  for (const OperandDescriptor& out : outputs)
+    counts.push_back(out.data_type == DataType::kFloat32 ? out.element_count() : 0);
+  return [kernel = std::move(kernel), counts](const KernelArgs& args) {
+    kernel(args);
+    for (size_t i = 0; i < counts.size(); ++i)
+      if (counts[i]) round_to_halves(static_cast<float*>(args.outputs[i]), counts[i], args.pool);
+  };
+}
+
+}  // namespace
 
 void lower_to_kernels(CompileState& state) {
   const GraphIR& ir = state.graph;
@@ -18,6 +36,11 @@ void lower_to_kernels(CompileState& state) {
   std::vector<bool> ready(operand_count, false);
   for (size_t i = 0; i < operand_count; ++i)
     ready[i] = ir.operands[i].kind != OperandInfo::Kind::kIntermediate || ir.operands[i].constant_data != nullptr;
+
+  // Steps computing float16 values held in float32: a node that rounds, or one absorbing such a node.
+  std::vector<bool> rounds(ir.nodes.size(), false);
+  for (size_t n = 0; n < ir.nodes.size(); ++n)
+    if (state.live_node[n] && ir.nodes[n].rounds_to_half) rounds[fusion[n].runs_in >= 0 ? size_t(fusion[n].runs_in) : n] = true;
 
   for (size_t position = 0; position < ir.nodes.size(); ++position) {
     if (!state.live_node[position]) continue;
@@ -46,11 +69,28 @@ void lower_to_kernels(CompileState& state) {
       state.alias_root[node.outputs[0]] = state.alias_root[node.inputs[0]];
     } else {
       OpView view(node, ir.operands);
-      view.set_epilogue(fused.epilogue);
+      Epilogue epilogue = fused.epilogue;
+      view.set_epilogue(epilogue);
       view.set_input_untransposed(fused.untransposed_input >= 0);
+      // Rounding to float16 values: in the epilogue where the kernel runs an activation (while each
+      // tile is in cache), else over the results once the kernel is done.
+      bool round_after = rounds[n];
+      if (round_after && node.def->epilogue_support && (node.def->epilogue_support(view) & kEpilogueActivation)) {
+        epilogue.activation.round_to_half = true;
+        view.set_epilogue(epilogue);
+        round_after = false;
+      }
       std::vector<OperandDescriptor> out_descs;
       for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);
-      step.kernel = node.def->lower(view, out_descs);
+      if (round_after && node.def->name == "cast" && out_descs[0].data_type == DataType::kFloat32 &&
+          ir.operands[size_t(node.inputs[0])].desc.data_type == DataType::kFloat32) {
+        // float32 values rounded to float16 values (a float16 model's cast of its float32 input): one pass
+        step.kernel = make_unary_kernel(UnaryOp::kRoundToHalf, DataType::kFloat32, out_descs[0].element_count());
+      } else {
+        step.kernel = node.def->lower(view, out_descs);
+        if (round_after) step.kernel = rounding_to_halves(std::move(step.kernel), out_descs);
+      }
+      if (rounds[n]) step.fused.push_back("roundToFloat16");
       for (int k : view.copied_constants())
         if (k >= 0) copied[size_t(k)] = true;
     }

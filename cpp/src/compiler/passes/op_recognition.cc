@@ -115,7 +115,9 @@ void recognize_ops(CompileState& state) {
     if (x >= 0) op = gelu;
     else if ((x = matcher.hard_swish_input(node)) >= 0) op = hard_swish;
     if (!op || ir.operands[size_t(x)].desc != ir.operands[size_t(y)].desc) continue;
+    const bool rounds = node.rounds_to_half;
     node = Node{op, {OperandRef{x}}, node.label, {x}, {y}, nullptr};
+    node.rounds_to_half = rounds;
     ++recognized;
   }
   state.log("op_recognition", str_cat(recognized, " element-wise chains run as one op (gelu, hardSwish)"));

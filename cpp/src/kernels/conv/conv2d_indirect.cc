@@ -164,6 +164,7 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
     const float** const copy_slot = row_slot + taps * mr;
     const IgemmUkernelFn igemm = uk.igemm;
     const ActivationLoop activation = base.activation;
+    const bool round_in_tile = activation.only_rounds();  // float16 values held in float32: in registers
     const float lo = base.min, hi = base.max;
     const size_t panel_floats = taps * Ig * nr;
     for (size_t item = begin; item < end; ++item) {
@@ -198,10 +199,10 @@ void conv_indirect_nhwc(const Conv2dParams& p, const std::vector<PackedB>& filte
         for (size_t panel = p0; panel < p1; ++panel, b += panel_floats) {
           const size_t n0 = panel * nr, cols = std::min(nr, Og - n0), column = g * Og + n0;
           GemmTileEpilogue ep{bias ? bias + column : nullptr, false, lo, hi,
-                              residual ? residual + q0 * O + column : nullptr, O};
+                              residual ? residual + q0 * O + column : nullptr, O, round_in_tile};
           igemm(count, cols, tap_count, tap_length, row_pointers, b, tile_out + column, O, false, &ep);
         }
-        if (!activation) continue;
+        if (!activation || round_in_tile) continue;
         if (whole_rows) {  // the tile's rows, contiguous
           activation(tile_out, count * O);
           continue;
@@ -271,14 +272,16 @@ void conv_indirect_nchw_input(const Conv2dParams& p, const PackedB& filter, cons
         for (size_t panel = 0; panel < panels; ++panel) {
           const size_t n0 = panel * nr, cols = std::min(nr, O - n0);
           GemmTileEpilogue ep{bias ? bias + n0 : nullptr, false, base.min, base.max,
-                              residual ? residual + (row * OW + ox0) * O + n0 : nullptr, O};
+                              residual ? residual + (row * OW + ox0) * O + n0 : nullptr, O,
+                              base.activation.only_rounds()};
           if (strided)
             uk.strided(count, cols, taps, tap_length, row_slot, sw, filter.panel(panel), c + n0, O, &ep);
           else
             uk.igemm(count, cols, taps, tap_length, row_slot, filter.panel(panel), c + n0, O, false, &ep);
         }
       }
-      if (base.activation) base.activation(out_row, OW * O);  // the row is still in cache
+      if (base.activation && !base.activation.only_rounds())
+        base.activation(out_row, OW * O);  // the row is still in cache
     }
   });
 }

@@ -77,17 +77,21 @@ const float* pack_whole(size_t K, size_t extent, size_t width, ThreadPool* pool,
 }
 
 // The epilogue of the tile at (row, n0) when its K loop ends; null when nothing applies.
+// A rounding-only activation (float16 results held in float32) runs here, in registers.
 const GemmTileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, size_t n0, GemmTileEpilogue& out) {
-  if (!epilogue.active()) return nullptr;
-  out = GemmTileEpilogue{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max, nullptr, epilogue.residual_ld};
+  const bool round = epilogue.activation.only_rounds();
+  if (!epilogue.active() && !round) return nullptr;
+  out = GemmTileEpilogue{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max, nullptr, epilogue.residual_ld, round};
   if (epilogue.bias) out.bias = epilogue.bias + (epilogue.bias_per_row ? row : n0);
   if (epilogue.residual) out.residual = epilogue.residual + row * epilogue.residual_ld + n0;
   return &out;
 }
 
-// The epilogue's activation over a finished tile of C, while it is in L1.
-void activate_tile(const GemmEpilogue& epilogue, float* c, size_t ldc, size_t rows, size_t cols) {
-  if (!epilogue.activation) return;
+// The epilogue's activation over a finished tile of C, while it is in L1 (`tile_rounded`: its
+// epilogue rounded, and the activation does nothing else).
+void activate_tile(const GemmEpilogue& epilogue, float* c, size_t ldc, size_t rows, size_t cols,
+                   bool tile_rounded = false) {
+  if (!epilogue.activation || tile_rounded) return;
   for (size_t i = 0; i < rows; ++i) epilogue.activation(c + i * ldc, cols);
 }
 
@@ -210,7 +214,7 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
       // The activation once the item's tiles are done, over rows as wide as its panels: a tile's
       // 16-column rows are too short to overlap the activation's long dependency chains (GELU over
       // 6 x 16 tiles took 1.5-2x its time over whole rows).
-      if (epilogue.activation) {
+      if (epilogue.activation && !epilogue.activation.only_rounds()) {  // (rounding: in the tiles)
         const size_t n0 = p0 * nr, n1 = std::min(N, p1 * nr);
         for (size_t r = r0; r < r1; ++r) epilogue.activation(C + r * ldc + n0, n1 - n0);
       }
@@ -333,7 +337,7 @@ void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBl
     const size_t row = ap * panel_rows, rows = std::min(panel_rows, M - row), cols = std::min(nr, N - n0);
     const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
     uk.fn(rows, cols, kc, A.panel(ap) + k0 * mr, b_panel, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
-    if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols);
+    if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols, tile_ep && tile_ep->round_to_half);
   });
 }
 
@@ -393,7 +397,7 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a_bl
     const size_t n0 = p * nr, cols = std::min(nr, N - n0), rows = std::min(mr, M - row);
     const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
     uk.fn(rows, cols, kc, a_panel, B.panel(p) + k0 * nr, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
-    if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols);
+    if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols, tile_ep && tile_ep->round_to_half);
   });
 }
 

@@ -8,13 +8,14 @@
 namespace webnn {
 
 // Applied to a finished tile while it is in registers: bias, then a residual addend, then clamp to
-// [min, max].
+// [min, max], then rounding to float16 values (float16 results held in float32).
 struct GemmTileEpilogue {
   const float* bias;   // null, or bias for this tile: per column (cols values) or per row (rows values)
   bool bias_per_row;
   float min, max;
   const float* residual;  // null, or the addend of this tile: element (i, j) at residual[i * residual_ld + j]
   size_t residual_ld;
+  bool round_to_half = false;
 };
 
 using GemmUkernelFn = void (*)(size_t rows, size_t cols, size_t kc, const float* a_panel, const float* b_panel,

@@ -73,6 +73,7 @@ __attribute__((always_inline)) inline void store_tile(VF (&acc)[R][V], float* c,
         x = x + col_bias[v] + row_bias;  // at most one of them is not -0.0
         if constexpr (decltype(add_residual)::value) x = x + load_c(residual + L * v);
         x = simd::clamp(x, lo, hi);
+        if (e.round_to_half) x = simd::round_to_half(x);
         if (plain) simd::store(row + L * v, x);
         else simd::store(row + L * v, x, last);
       }

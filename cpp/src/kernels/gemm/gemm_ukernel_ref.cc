@@ -1,6 +1,7 @@
 // Portable GEMM microkernel (4x16), written so compilers vectorize the inner loop.
 #include <algorithm>
 
+#include "core/float16.h"
 #include "kernels/gemm/gemm_ukernel.h"
 
 namespace webnn {
@@ -19,6 +20,7 @@ void store(const float (&acc)[MR][NR], size_t rows, size_t cols, float* c, size_
         if (ep->bias) v += ep->bias_per_row ? ep->bias[i] : ep->bias[j];
         if (ep->residual) v += ep->residual[i * ep->residual_ld + j];
         v = std::min(std::max(v, ep->min), ep->max);
+        if (ep->round_to_half) v = half_to_float(float_to_half(v));
       }
       row[j] = v;
     }

@@ -45,6 +45,7 @@ ActivationLoop activation_loop(const FusedActivation& activation) {
   ActivationLoop loop;
   loop.scale = activation.scale;
   loop.shift = activation.shift;
+  if (activation.round_to_half) loop.round = loops().unary(UnaryOp::kRoundToHalf, DataType::kFloat32);
   if (!activation.present) return loop;
   loop.fn = loops().unary(activation.op, DataType::kFloat32);
   if (!loop.fn) throw_type_error("internal: fused activation has no float32 variant");
@@ -87,6 +88,13 @@ void widen_halves(const void* in, float* out, size_t count, ThreadPool* pool) {
 
 void narrow_to_halves(const float* in, void* out, size_t count, ThreadPool* pool) {
   convert_in_parallel(loops().cast(DataType::kFloat32, DataType::kFloat16), in, 4, out, 2, count, pool);
+}
+
+void round_to_halves(float* values, size_t count, ThreadPool* pool) {
+  const UnaryLoopFn round = loops().unary(UnaryOp::kRoundToHalf, DataType::kFloat32);
+  const auto run = [&](size_t begin, size_t end) { round(values + begin, values + begin, end - begin, {}); };
+  if (pool && count > kElementGrain) pool->parallel_for(count, kElementGrain, run);
+  else run(0, count);
 }
 
 Kernel make_cast_kernel(DataType from, DataType to, size_t count) {

@@ -12,6 +12,9 @@ enum class UnaryOp {
   kElu, kGelu, kHardSigmoid, kHardSwish, kLeakyRelu, kLinear, kRelu, kSigmoid, kSoftplus, kSoftsign, kTanh,
   // fused only (no WebNN op): x * sigmoid(x), the compiler's fusion of sigmoid and mul
   kSilu,
+  // compiler only (no WebNN op): x rounded to the nearest float16 value (to even), kept in float32:
+  // what a float16 op's store does, for float16 values the compiler holds in float32
+  kRoundToHalf,
 };
 
 // Scalar options of the activations, already cast to the input's data type.
@@ -31,6 +34,7 @@ struct FusedActivation {
   UnaryOp op = UnaryOp::kLinear;
   UnaryParams params;
   float scale = 1.0f, shift = 0.0f;
+  bool round_to_half = false;  // last, the result rounded to float16 (UnaryOp::kRoundToHalf)
   bool affine() const { return scale != 1.0f || shift != 0.0f; }
 };
 // Applies a fused activation (and its affine tail) in place with the active level's float32 loop
@@ -39,12 +43,16 @@ struct ActivationLoop {
   UnaryLoopFn fn = nullptr;
   UnaryParams params;
   float scale = 1.0f, shift = 0.0f;
+  UnaryLoopFn round = nullptr;  // rounds to float16 values, last
   void operator()(float* values, size_t count) const {
     if (fn) fn(values, values, count, params);
     if (scale != 1.0f || shift != 0.0f)
       for (size_t i = 0; i < count; ++i) values[i] = values[i] * scale + shift;
+    if (round) round(values, values, count, params);
   }
-  explicit operator bool() const { return fn != nullptr || scale != 1.0f || shift != 0.0f; }
+  explicit operator bool() const { return fn != nullptr || scale != 1.0f || shift != 0.0f || round != nullptr; }
+  // Nothing but the rounding (which a GEMM tile's epilogue does in registers).
+  bool only_rounds() const { return round != nullptr && fn == nullptr && scale == 1.0f && shift == 0.0f; }
 };
 ActivationLoop activation_loop(const FusedActivation& activation);
 
@@ -63,6 +71,9 @@ Kernel make_cast_kernel(DataType from, DataType to, size_t count);
 // forms of the kernels that compute in float32 convert their operands with these.
 void widen_halves(const void* in, float* out, size_t count, ThreadPool* pool);
 void narrow_to_halves(const float* in, void* out, size_t count, ThreadPool* pool);
+// Rounds float32 values in place to the nearest float16 values (kept in float32), split among
+// `pool`'s threads: the store of float16 values the compiler holds in float32.
+void round_to_halves(float* values, size_t count, ThreadPool* pool);
 
 // ---- the inner loops, one set per ISA level (kernel_table().unary picks the active one)
 

@@ -129,6 +129,8 @@ WEBNN_FLOAT_UNARY(Sigmoid, x >= 0 ? 1 / (1 + std::exp(-x)) : std::exp(x) / (1 + 
                   kNoLimit)
 // x * sigmoid(x), rounded as sigmoid then mul are: the fusion of the two gives the same values.
 WEBNN_FLOAT_UNARY(Silu, x * Sigmoid::apply(x, p), x * vm::sigmoid(x), kNoLimit)
+// The nearest float16 value (ties to even; overflow to +-Infinity), as a float16 store rounds.
+WEBNN_FLOAT_UNARY(RoundToHalf, half_to_float(float_to_half(x)), simd::round_to_half(x), kNoLimit)
 // ln(1 + exp(x)) = max(x, 0) + ln(1 + exp(-|x|)); NaN stays NaN.
 WEBNN_FLOAT_UNARY(Softplus, (x > 0 ? x : 0.0f) + std::log1p(std::exp(-std::fabs(x))), vm::softplus(x),
                   kNoLimit)
@@ -208,6 +210,7 @@ UnaryLoopFn unary_fn(UnaryOp op, DataType type) {
     case UnaryOp::kSoftsign: return unary_for_type<Softsign>(type);
     case UnaryOp::kTanh: return unary_for_type<Tanh>(type);
     case UnaryOp::kSilu: return unary_for_type<Silu>(type);
+    case UnaryOp::kRoundToHalf: return unary_for_type<RoundToHalf>(type);
   }
   return nullptr;
 }
