@@ -17,6 +17,10 @@ enum EpilogueSupport : uint32_t {
   kEpilogueResidual = 1u << 1,
   kEpilogueColumnBias = 1u << 2,
   kEpilogueActivation = 1u << 3,
+  // Rounds its float32 results to float16 values (Epilogue::activation.round_to_half) without an
+  // activation: float16 values held in float32 (compiler/passes/half_widening.cc). Implied by
+  // kEpilogueActivation.
+  kEpilogueRoundToHalf = 1u << 4,
 };
 
 struct Epilogue {

@@ -291,6 +291,10 @@ struct OpDef {
   // Element-wise fusion (compiler/passes/elementwise_fusion.cc): this float32 call as one step of
   // a fused chain (its op and options; the pass sets the operands); false: it cannot be one.
   bool (*chain_step)(const OpView& op, ChainStep& step) = nullptr;
+  // Half widening (compiler/passes/half_widening.cc): whether this call's float results are exactly
+  // representable in its inputs' float type (it moves, selects or orders values, or rounds them to
+  // integers), so float16 results computed in float32 need no rounding (null: they may not be).
+  bool (*exact_results)(const OpView& op) = nullptr;
 
   const OperandLimit* limit(const std::string& operand) const;
   // The position of a parameter or option in Node::args: -1 when the op has none by that name.
@@ -298,6 +302,11 @@ struct OpDef {
   // The same, for a name the caller knows the op has (throws when it does not).
   int argument_index(const std::string& argument) const;
 };
+
+// OpDef::exact_results for an op whose results always are.
+bool always_exact(const OpView& op);
+// `def` with exact_results = always_exact.
+OpDef with_exact_results(OpDef def);
 
 // Points a node's operand argument `name` at operand `id` (a rewrite by a compiler pass), and
 // rebuilds its flattened inputs.

@@ -12,8 +12,6 @@
 //    a float16 model's Cast -> op -> Cast chains leave no copy behind.
 //  - A node whose float32 form fails validation keeps float16, with exact casts around it.
 #include <algorithm>
-#include <cmath>
-#include <set>
 
 #include "compiler/passes.h"
 #include "kernels/unary/unary.h"
@@ -21,18 +19,6 @@
 namespace webnn {
 
 namespace {
-
-// Ops whose float results are exactly representable in their inputs' type (they select, move or
-// order input values, or round to integers): a float16 result held in float32 needs no rounding.
-const std::set<std::string>& exact_ops() {
-  static const std::set<std::string> ops = {
-      "abs",     "ceil",          "clamp",     "concat",      "expand",         "floor",     "gather",
-      "gatherElements", "gatherND", "identity", "max",        "maxPool2d",      "min",       "neg",
-      "pad",     "reduceMax",     "reduceMin", "relu",        "reshape",        "reverse",   "roundEven",
-      "scatterElements", "scatterND", "sign",   "slice",       "split",          "tile",      "transpose",
-      "triangular", "where"};
-  return ops;
-}
 
 // Pointers to every operand id in a node's arguments.
 std::vector<int*> operand_arguments(Node& node) {
@@ -45,11 +31,15 @@ std::vector<int*> operand_arguments(Node& node) {
   return ids;
 }
 
+ParamKind kind_of(const Node& node, size_t argument) {
+  const OpDef& def = *node.def;
+  return argument < def.params.size() ? def.params[argument].kind : def.options[argument - def.params.size()].kind;
+}
+
 // The node's scalar options the spec casts to the operand's type, as their float16 values.
 void round_scalars_to_half(Node& node) {
-  const OpDef& def = *node.def;
   for (size_t i = 0; i < node.args.size(); ++i) {
-    const ParamKind kind = i < def.params.size() ? def.params[i].kind : def.options[i - def.params.size()].kind;
+    const ParamKind kind = kind_of(node, i);
     Attr& a = node.args[i];
     if (kind == ParamKind::kNumber) {
       if (auto* n = std::get_if<Number>(&a)) *n = Number::from_double(number_to_double_as(*n, DataType::kFloat16));
@@ -76,6 +66,12 @@ class Widening {
         for (int out : ir_.nodes[n].outputs)
           if (was_half_[size_t(out)] && !state_.is_graph_output(out)) widened_[size_t(out)] = true, ++count;
     if (count == 0) return 0;
+    // Which nodes' results need rounding is decided on their float16 form (OpDef::exact_results).
+    exact_.assign(ir_.nodes.size(), false);
+    for (size_t n = 0; n < ir_.nodes.size(); ++n) {
+      const Node& node = ir_.nodes[n];
+      exact_[n] = node.def->is_view || (node.def->exact_results && node.def->exact_results(OpView(node, ir_.operands)));
+    }
     for (size_t i = 0; i < operand_count; ++i)
       if (widened_[i]) ir_.operands[i].desc.data_type = DataType::kFloat32;
     as_float32_.assign(operand_count, -1);
@@ -95,7 +91,7 @@ class Widening {
         nodes_.push_back(std::move(node));
         continue;
       }
-      if (!widen(node)) keep_half(node);
+      if (!widen(node, exact_[n])) keep_half(node);
     }
     ir_.nodes = std::move(nodes_);
     for (OperandInfo& operand : ir_.operands) operand.producer = -1;
@@ -165,17 +161,17 @@ class Widening {
   }
 
   // Rewrites `node` to float32; false (the node not emitted) when its float32 form does not validate.
-  bool widen(const Node& original) {
+  bool widen(const Node& original, bool exact) {
     if (!original.absorbed_ops.empty()) return false;  // rewritten by an earlier pass: left as it is
     Node node = original;
-    const bool is_cast = node.def->name == "cast";
-    const bool from_half = is_cast && was_half_[size_t(node.inputs[0])];
+    const bool is_cast = node.def == find_op("cast");  // (the type conversion this pass rewrites)
     std::vector<int*> inputs = operand_arguments(node);
     std::vector<std::pair<int, int>> twins;  // (graph output, its float32 twin)
     for (int* id : inputs)
       if (was_half_[size_t(*id)]) *id = float32_of(*id, node.label);
-    for (Attr& a : node.args)
-      if (auto* type = std::get_if<std::string>(&a); type && is_cast && *type == "float16") *type = "float32";
+    for (size_t i = 0; i < node.args.size(); ++i)  // a float16 result type argument (cast's) becomes float32
+      if (auto* type = std::get_if<std::string>(&node.args[i]); type && *type == "float16" && kind_of(node, i) == ParamKind::kDataType)
+        *type = "float32";
     round_scalars_to_half(node);
     for (int& out : node.outputs) {
       if (!was_half_[size_t(out)] || widened_[size_t(out)]) continue;
@@ -197,9 +193,7 @@ class Widening {
     if (!valid) return false;
     const bool any_half_result = std::any_of(original.outputs.begin(), original.outputs.end(),
                                              [&](int id) { return was_half_[size_t(id)]; });
-    // A cast from float16 is exact; other casts to float16 and inexact ops round.
-    node.rounds_to_half = any_half_result && !node.def->is_view && !exact_ops().count(node.def->name) &&
-                          !(is_cast && from_half);
+    node.rounds_to_half = any_half_result && !exact;
     ++widened_nodes_;
     // A cast that became float32 -> float32 without rounding is a copy: its readers take its input.
     if (is_cast && !node.rounds_to_half && ir_.operands[size_t(node.inputs[0])].desc.data_type == DataType::kFloat32 &&
@@ -256,7 +250,7 @@ class Widening {
   CompileState& state_;
   GraphIR& ir_;
   std::vector<Node> nodes_;
-  std::vector<bool> was_half_, widened_;
+  std::vector<bool> was_half_, widened_, exact_;
   std::vector<int> as_float32_, as_half_, alias_, readers_;
   size_t widened_nodes_ = 0, casts_ = 0, kept_half_ = 0, dropped_casts_ = 0;
 };

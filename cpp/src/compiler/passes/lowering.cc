@@ -75,21 +75,16 @@ void lower_to_kernels(CompileState& state) {
       // Rounding to float16 values: in the epilogue where the kernel runs an activation (while each
       // tile is in cache), else over the results once the kernel is done.
       bool round_after = rounds[n];
-      if (round_after && node.def->epilogue_support && (node.def->epilogue_support(view) & kEpilogueActivation)) {
+      if (round_after && node.def->epilogue_support &&
+          (node.def->epilogue_support(view) & (kEpilogueActivation | kEpilogueRoundToHalf))) {
         epilogue.activation.round_to_half = true;
         view.set_epilogue(epilogue);
         round_after = false;
       }
       std::vector<OperandDescriptor> out_descs;
       for (int o : step.outputs) out_descs.push_back(ir.operands[o].desc);
-      if (round_after && node.def->name == "cast" && out_descs[0].data_type == DataType::kFloat32 &&
-          ir.operands[size_t(node.inputs[0])].desc.data_type == DataType::kFloat32) {
-        // float32 values rounded to float16 values (a float16 model's cast of its float32 input): one pass
-        step.kernel = make_unary_kernel(UnaryOp::kRoundToHalf, DataType::kFloat32, out_descs[0].element_count());
-      } else {
-        step.kernel = node.def->lower(view, out_descs);
-        if (round_after) step.kernel = rounding_to_halves(std::move(step.kernel), out_descs);
-      }
+      step.kernel = node.def->lower(view, out_descs);
+      if (round_after) step.kernel = rounding_to_halves(std::move(step.kernel), out_descs);
       if (rounds[n]) step.fused.push_back("roundToFloat16");
       for (int k : view.copied_constants())
         if (k >= 0) copied[size_t(k)] = true;

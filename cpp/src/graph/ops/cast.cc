@@ -13,18 +13,32 @@ std::vector<OperandDescriptor> infer_cast(const OpView& op) {
 }
 
 Kernel lower_cast(const OpView& op, const std::vector<OperandDescriptor>& outputs) {
-  return make_cast_kernel(op.operand("input").data_type, outputs[0].data_type, outputs[0].element_count());
+  const DataType from = op.operand("input").data_type, to = outputs[0].data_type;
+  if (op.epilogue().activation.round_to_half)  // float32 to float16 values held in float32: one pass
+    return make_unary_kernel(UnaryOp::kRoundToHalf, DataType::kFloat32, outputs[0].element_count());
+  return make_cast_kernel(from, to, outputs[0].element_count());
 }
 
 }  // namespace
 
 const OpDef& cast_op() {
-  static const OpDef def{"cast",
-                         {{"input", ParamKind::kOperand}, {"dataType", ParamKind::kDataType}},
-                         {},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_cast,
-                         lower_cast};
+  static const OpDef def = [] {
+    OpDef d{"cast",
+            {{"input", ParamKind::kOperand}, {"dataType", ParamKind::kDataType}},
+            {},
+            {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+            infer_cast,
+            lower_cast};
+    // float32 -> float32 (a float16 cast held in float32) rounds in its one pass.
+    d.epilogue_support = [](const OpView& op) {
+      return op.operand("input").data_type == DataType::kFloat32 && op.data_type("dataType") == DataType::kFloat32
+                 ? uint32_t(kEpilogueRoundToHalf)
+                 : uint32_t(kEpilogueNone);
+    };
+    // From float16, every float result is the input's value.
+    d.exact_results = [](const OpView& op) { return op.operand("input").data_type == DataType::kFloat16; };
+    return d;
+  }();
   return def;
 }
 

@@ -85,6 +85,7 @@ const OpDef& clamp_op() {
       std::tie(step.min, step.max) = clamp_bounds_f32(op);
       return true;
     };
+    d.exact_results = always_exact;
     return d;
   }();
   return def;

@@ -76,6 +76,7 @@ const OpDef& concat_op() {
             lower_concat};
     d.pieces_layout = concat_pieces;
     d.to_nhwc = to_nhwc_along_axis;
+    d.exact_results = always_exact;
     return d;
   }();
   return def;

@@ -77,11 +77,11 @@ const OpDef& div_op() {
   return def;
 }
 const OpDef& max_op() {
-  static const OpDef def = binary_def<BinaryOp::kMax>("max");
+  static const OpDef def = with_exact_results(binary_def<BinaryOp::kMax>("max"));
   return def;
 }
 const OpDef& min_op() {
-  static const OpDef def = binary_def<BinaryOp::kMin>("min");
+  static const OpDef def = with_exact_results(binary_def<BinaryOp::kMin>("min"));
   return def;
 }
 const OpDef& mul_op() {

@@ -39,12 +39,12 @@ WEBNN_UNARY_OP(tan, kTan, kFloatTypes)
 #undef WEBNN_UNARY_OP
 
 const OpDef& identity_op() {
-  static const OpDef def{"identity",
-                         {{"input", ParamKind::kOperand}},
-                         {},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_same_as_input,
-                         lower_identity};
+  static const OpDef def = with_exact_results(OpDef{"identity",
+                                                    {{"input", ParamKind::kOperand}},
+                                                    {},
+                                                    {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_same_as_input,
+                                                    lower_identity});
   return def;
 }
 

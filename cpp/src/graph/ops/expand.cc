@@ -34,12 +34,12 @@ Kernel lower_expand(const OpView& op, const std::vector<OperandDescriptor>& outp
 }  // namespace
 
 const OpDef& expand_op() {
-  static const OpDef def{"expand",
-                         {{"input", ParamKind::kOperand}, {"newShape", ParamKind::kUintList, {}, {}, true}},
-                         {},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_expand,
-                         lower_expand};
+  static const OpDef def = with_exact_results(OpDef{"expand",
+                                                    {{"input", ParamKind::kOperand}, {"newShape", ParamKind::kUintList, {}, {}, true}},
+                                                    {},
+                                                    {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_expand,
+                                                    lower_expand});
   return def;
 }
 

@@ -73,38 +73,38 @@ Kernel lower_gather_nd(const OpView& op, const std::vector<OperandDescriptor>& o
 
 // A 1-D input with 0-D indices gives a 0-D output, so gather's output rank starts at 0.
 const OpDef& gather_op() {
-  static const OpDef def{"gather",
-                         {{"input", ParamKind::kOperand}, {"indices", ParamKind::kOperand}},
-                         {{"axis", ParamKind::kUint, int64_t(0)}},
-                         {{"input", kAnyType, 1, kAnyRank},
-                          {"indices", kIndexTypes, 0, kAnyRank},
-                          {"output", kAnyType, 0, kAnyRank}},
-                         infer_gather,
-                         lower_gather};
+  static const OpDef def = with_exact_results(OpDef{"gather",
+                                                    {{"input", ParamKind::kOperand}, {"indices", ParamKind::kOperand}},
+                                                    {{"axis", ParamKind::kUint, int64_t(0)}},
+                                                    {{"input", kAnyType, 1, kAnyRank},
+                                                     {"indices", kIndexTypes, 0, kAnyRank},
+                                                     {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_gather,
+                                                    lower_gather});
   return def;
 }
 
 const OpDef& gatherElements_op() {
-  static const OpDef def{"gatherElements",
-                         {{"input", ParamKind::kOperand}, {"indices", ParamKind::kOperand}},
-                         {{"axis", ParamKind::kUint, int64_t(0)}},
-                         {{"input", kAnyType, 1, kAnyRank},
-                          {"indices", kIndexTypes, 1, kAnyRank},
-                          {"output", kAnyType, 1, kAnyRank}},
-                         infer_gather_elements,
-                         lower_gather_elements};
+  static const OpDef def = with_exact_results(OpDef{"gatherElements",
+                                                    {{"input", ParamKind::kOperand}, {"indices", ParamKind::kOperand}},
+                                                    {{"axis", ParamKind::kUint, int64_t(0)}},
+                                                    {{"input", kAnyType, 1, kAnyRank},
+                                                     {"indices", kIndexTypes, 1, kAnyRank},
+                                                     {"output", kAnyType, 1, kAnyRank}},
+                                                    infer_gather_elements,
+                                                    lower_gather_elements});
   return def;
 }
 
 const OpDef& gatherND_op() {
-  static const OpDef def{"gatherND",
-                         {{"input", ParamKind::kOperand}, {"indices", ParamKind::kOperand}},
-                         {},
-                         {{"input", kAnyType, 1, kAnyRank},
-                          {"indices", kIndexTypes, 1, kAnyRank},
-                          {"output", kAnyType, 0, kAnyRank}},
-                         infer_gather_nd,
-                         lower_gather_nd};
+  static const OpDef def = with_exact_results(OpDef{"gatherND",
+                                                    {{"input", ParamKind::kOperand}, {"indices", ParamKind::kOperand}},
+                                                    {},
+                                                    {{"input", kAnyType, 1, kAnyRank},
+                                                     {"indices", kIndexTypes, 1, kAnyRank},
+                                                     {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_gather_nd,
+                                                    lower_gather_nd});
   return def;
 }
 

@@ -44,15 +44,15 @@ Kernel lower_pad(const OpView& op, const std::vector<OperandDescriptor>& outputs
 }  // namespace
 
 const OpDef& pad_op() {
-  static const OpDef def{"pad",
-                         {{"input", ParamKind::kOperand},
-                          {"beginningPadding", ParamKind::kUintList},
-                          {"endingPadding", ParamKind::kUintList}},
-                         {{"mode", ParamKind::kEnum, std::string("constant"), {"constant", "edge", "reflection"}},
-                          {"value", ParamKind::kNumber, Number::from_int(0)}},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_pad,
-                         lower_pad};
+  static const OpDef def = with_exact_results(OpDef{"pad",
+                                                    {{"input", ParamKind::kOperand},
+                                                     {"beginningPadding", ParamKind::kUintList},
+                                                     {"endingPadding", ParamKind::kUintList}},
+                                                    {{"mode", ParamKind::kEnum, std::string("constant"), {"constant", "edge", "reflection"}},
+                                                     {"value", ParamKind::kNumber, Number::from_int(0)}},
+                                                    {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_pad,
+                                                    lower_pad});
   return def;
 }
 

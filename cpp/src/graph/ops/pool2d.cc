@@ -117,7 +117,7 @@ const OpDef& l2Pool2d_op() {
   return def;
 }
 const OpDef& maxPool2d_op() {
-  static const OpDef def = pool2d_def<PoolOp::kMax>("maxPool2d", kAnyType);
+  static const OpDef def = with_exact_results(pool2d_def<PoolOp::kMax>("maxPool2d", kAnyType));
   return def;
 }
 

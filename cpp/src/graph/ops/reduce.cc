@@ -69,7 +69,7 @@ const OpDef& reduceLogSumExp_op() {
   return def;
 }
 const OpDef& reduceMax_op() {
-  static const OpDef def = reduce_def<ReduceOp::kMax>("reduceMax", kAnyType);
+  static const OpDef def = with_exact_results(reduce_def<ReduceOp::kMax>("reduceMax", kAnyType));
   return def;
 }
 const OpDef& reduceMean_op() {
@@ -77,7 +77,7 @@ const OpDef& reduceMean_op() {
   return def;
 }
 const OpDef& reduceMin_op() {
-  static const OpDef def = reduce_def<ReduceOp::kMin>("reduceMin", kAnyType);
+  static const OpDef def = with_exact_results(reduce_def<ReduceOp::kMin>("reduceMin", kAnyType));
   return def;
 }
 const OpDef& reduceProduct_op() {

@@ -25,14 +25,14 @@ std::vector<OperandDescriptor> infer_reshape(const OpView& op) {
 }  // namespace
 
 const OpDef& reshape_op() {
-  static const OpDef def{"reshape",
-                         {{"input", ParamKind::kOperand}, {"newShape", ParamKind::kUintList, {}, {}, true}},
-                         {},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_reshape,
-                         nullptr,
-                         1,
-                         true};
+  static const OpDef def = with_exact_results(OpDef{"reshape",
+                                                    {{"input", ParamKind::kOperand}, {"newShape", ParamKind::kUintList, {}, {}, true}},
+                                                    {},
+                                                    {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_reshape,
+                                                    nullptr,
+                                                    1,
+                                                    true});
   return def;
 }
 

@@ -33,12 +33,12 @@ Kernel lower_reverse(const OpView& op, const std::vector<OperandDescriptor>& out
 }  // namespace
 
 const OpDef& reverse_op() {
-  static const OpDef def{"reverse",
-                         {{"input", ParamKind::kOperand}},
-                         {{"axes", ParamKind::kUintList}},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_reverse,
-                         lower_reverse};
+  static const OpDef def = with_exact_results(OpDef{"reverse",
+                                                    {{"input", ParamKind::kOperand}},
+                                                    {{"axes", ParamKind::kUintList}},
+                                                    {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_reverse,
+                                                    lower_reverse});
   return def;
 }
 

@@ -59,32 +59,32 @@ Kernel lower_scatter_nd(const OpView& op, const std::vector<OperandDescriptor>& 
 }  // namespace
 
 const OpDef& scatterElements_op() {
-  static const OpDef def{"scatterElements",
-                         {{"input", ParamKind::kOperand},
-                          {"indices", ParamKind::kOperand},
-                          {"updates", ParamKind::kOperand}},
-                         {{"axis", ParamKind::kUint, int64_t(0)}},
-                         {{"input", kAnyType, 1, kAnyRank},
-                          {"indices", kIndexTypes, 1, kAnyRank},
-                          {"updates", kAnyType, 1, kAnyRank, "input"},
-                          {"output", kAnyType, 1, kAnyRank}},
-                         infer_scatter_elements,
-                         lower_scatter_elements};
+  static const OpDef def = with_exact_results(OpDef{"scatterElements",
+                                                    {{"input", ParamKind::kOperand},
+                                                     {"indices", ParamKind::kOperand},
+                                                     {"updates", ParamKind::kOperand}},
+                                                    {{"axis", ParamKind::kUint, int64_t(0)}},
+                                                    {{"input", kAnyType, 1, kAnyRank},
+                                                     {"indices", kIndexTypes, 1, kAnyRank},
+                                                     {"updates", kAnyType, 1, kAnyRank, "input"},
+                                                     {"output", kAnyType, 1, kAnyRank}},
+                                                    infer_scatter_elements,
+                                                    lower_scatter_elements});
   return def;
 }
 
 const OpDef& scatterND_op() {
-  static const OpDef def{"scatterND",
-                         {{"input", ParamKind::kOperand},
-                          {"indices", ParamKind::kOperand},
-                          {"updates", ParamKind::kOperand}},
-                         {},
-                         {{"input", kAnyType, 1, kAnyRank},
-                          {"indices", kIndexTypes, 1, kAnyRank},
-                          {"updates", kAnyType, 0, kAnyRank, "input"},
-                          {"output", kAnyType, 1, kAnyRank}},
-                         infer_scatter_nd,
-                         lower_scatter_nd};
+  static const OpDef def = with_exact_results(OpDef{"scatterND",
+                                                    {{"input", ParamKind::kOperand},
+                                                     {"indices", ParamKind::kOperand},
+                                                     {"updates", ParamKind::kOperand}},
+                                                    {},
+                                                    {{"input", kAnyType, 1, kAnyRank},
+                                                     {"indices", kIndexTypes, 1, kAnyRank},
+                                                     {"updates", kAnyType, 0, kAnyRank, "input"},
+                                                     {"output", kAnyType, 1, kAnyRank}},
+                                                    infer_scatter_nd,
+                                                    lower_scatter_nd});
   return def;
 }
 

@@ -49,14 +49,14 @@ Kernel lower_slice(const OpView& op, const std::vector<OperandDescriptor>& outpu
 }  // namespace
 
 const OpDef& slice_op() {
-  static const OpDef def{"slice",
-                         {{"input", ParamKind::kOperand},
-                          {"starts", ParamKind::kUintList},
-                          {"sizes", ParamKind::kUintList}},
-                         {{"strides", ParamKind::kUintList}},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_slice,
-                         lower_slice};
+  static const OpDef def = with_exact_results(OpDef{"slice",
+                                                    {{"input", ParamKind::kOperand},
+                                                     {"starts", ParamKind::kUintList},
+                                                     {"sizes", ParamKind::kUintList}},
+                                                    {{"strides", ParamKind::kUintList}},
+                                                    {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_slice,
+                                                    lower_slice});
   return def;
 }
 

@@ -78,6 +78,7 @@ const OpDef& split_op() {
                                size_t(op.integer("axis")), split_sizes(op));
     };
     d.to_nhwc = to_nhwc_along_axis;
+    d.exact_results = always_exact;
     return d;
   }();
   return def;

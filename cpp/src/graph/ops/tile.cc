@@ -40,12 +40,12 @@ Kernel lower_tile(const OpView& op, const std::vector<OperandDescriptor>& output
 }  // namespace
 
 const OpDef& tile_op() {
-  static const OpDef def{"tile",
-                         {{"input", ParamKind::kOperand}, {"repetitions", ParamKind::kUintWrapList}},
-                         {},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_tile,
-                         lower_tile};
+  static const OpDef def = with_exact_results(OpDef{"tile",
+                                                    {{"input", ParamKind::kOperand}, {"repetitions", ParamKind::kUintWrapList}},
+                                                    {},
+                                                    {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_tile,
+                                                    lower_tile});
   return def;
 }
 

@@ -46,12 +46,12 @@ Kernel lower_transpose(const OpView& op, const std::vector<OperandDescriptor>& o
 }  // namespace
 
 const OpDef& transpose_op() {
-  static const OpDef def{"transpose",
-                         {{"input", ParamKind::kOperand}},
-                         {{"permutation", ParamKind::kUintList}},
-                         {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
-                         infer_transpose,
-                         lower_transpose};
+  static const OpDef def = with_exact_results(OpDef{"transpose",
+                                                    {{"input", ParamKind::kOperand}},
+                                                    {{"permutation", ParamKind::kUintList}},
+                                                    {{"input", kAnyType, 0, kAnyRank}, {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_transpose,
+                                                    lower_transpose});
   return def;
 }
 

@@ -15,12 +15,12 @@ Kernel lower_triangular(const OpView& op, const std::vector<OperandDescriptor>& 
 }  // namespace
 
 const OpDef& triangular_op() {
-  static const OpDef def{"triangular",
-                         {{"input", ParamKind::kOperand}},
-                         {{"upper", ParamKind::kBool, true}, {"diagonal", ParamKind::kInt, int64_t(0)}},
-                         {{"input", kAnyType, 2, kAnyRank}, {"output", kAnyType, 2, kAnyRank}},
-                         infer_triangular,
-                         lower_triangular};
+  static const OpDef def = with_exact_results(OpDef{"triangular",
+                                                    {{"input", ParamKind::kOperand}},
+                                                    {{"upper", ParamKind::kBool, true}, {"diagonal", ParamKind::kInt, int64_t(0)}},
+                                                    {{"input", kAnyType, 2, kAnyRank}, {"output", kAnyType, 2, kAnyRank}},
+                                                    infer_triangular,
+                                                    lower_triangular});
   return def;
 }
 

@@ -32,6 +32,9 @@ OpDef unary_op_def(const char* name, DataTypeSet types, std::vector<ParamSpec> o
     step.params = unary_params(op, DataType::kFloat32);
     return true;
   };
+  if constexpr (Op == UnaryOp::kAbs || Op == UnaryOp::kCeil || Op == UnaryOp::kFloor || Op == UnaryOp::kNeg ||
+                Op == UnaryOp::kRelu || Op == UnaryOp::kRoundEven || Op == UnaryOp::kSign)
+    def.exact_results = always_exact;  // input values, or integers no larger
   if constexpr (Op != UnaryOp::kRelu) {  // relu is absorbed as a clamp
     def.epilogue_role = EpilogueRole::kActivation;
     def.fused_activation = [](const OpView& op) {

@@ -18,17 +18,17 @@ Kernel lower_where(const OpView& op, const std::vector<OperandDescriptor>& outpu
 }  // namespace
 
 const OpDef& where_op() {
-  static const OpDef def{"where",
-                         {{"condition", ParamKind::kOperand},
-                          {"trueValue", ParamKind::kOperand},
-                          {"falseValue", ParamKind::kOperand}},
-                         {},
-                         {{"condition", kUint8Only, 0, kAnyRank},
-                          {"trueValue", kAnyType, 0, kAnyRank},
-                          {"falseValue", kAnyType, 0, kAnyRank, "trueValue"},
-                          {"output", kAnyType, 0, kAnyRank}},
-                         infer_where,
-                         lower_where};
+  static const OpDef def = with_exact_results(OpDef{"where",
+                                                    {{"condition", ParamKind::kOperand},
+                                                     {"trueValue", ParamKind::kOperand},
+                                                     {"falseValue", ParamKind::kOperand}},
+                                                    {},
+                                                    {{"condition", kUint8Only, 0, kAnyRank},
+                                                     {"trueValue", kAnyType, 0, kAnyRank},
+                                                     {"falseValue", kAnyType, 0, kAnyRank, "trueValue"},
+                                                     {"output", kAnyType, 0, kAnyRank}},
+                                                    infer_where,
+                                                    lower_where});
   return def;
 }
 

@@ -79,6 +79,8 @@ std::shared_ptr<DepthwiseState> make_state(const Conv2dParams& p, const Depthwis
   g.activation_max = p.activation_max;
   g.nhwc = p.nhwc;
   state->activation = activation_loop(p.activation);
+  g.round_to_half = state->activation.only_rounds();  // in registers, as each output is stored
+  if (g.round_to_half) state->activation = ActivationLoop{};
   g.lanes = p.out_w > loops.narrow_lanes ? loops.lanes : loops.narrow_lanes;
   g.phase_len = round_up(round_up(p.out_w, g.lanes) + (p.kernel_w - 1) * p.dilation_w / p.stride_w, g.lanes);
   // Bands of output rows whose scratch rows fit the budget, evened out over the plane.

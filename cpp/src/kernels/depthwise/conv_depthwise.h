@@ -31,6 +31,7 @@ struct DepthwisePlan {
   size_t batch, channels, in_h, in_w, out_h, out_w;
   size_t kernel_h, kernel_w, stride_h, stride_w, dilation_h, dilation_w, pad_top, pad_left;
   float activation_min, activation_max;
+  bool round_to_half = false;  // after the clamp: float16 results held in float32
   bool nhwc;
   // NCHW: output columns per vector (an upper bound: a level may use narrower vectors), floats per
   // scratch phase row (a multiple of lanes), output rows per work item, work items per plane, and

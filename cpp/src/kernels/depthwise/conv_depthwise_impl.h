@@ -49,23 +49,30 @@ inline void valid_taps(ptrdiff_t base, size_t dilation, size_t k, size_t extent,
 }
 
 // What a finished tile gets after its bias (the accumulators' start value), like the GEMM epilogue:
-// the residual addend, then the clamp. Passed by value, so it stays in registers.
+// the residual addend, then the clamp, then rounding to float16 values. Passed by value, so it stays
+// in registers.
 template <class V>
 struct OutputEpilogue {
   typename V::T lo, hi;
   const float* residual;  // null, or the addend of the output element at out[i] at residual[i]
   const float* out;
+  bool round;
 
   OutputEpilogue(const DepthwisePlan& g, const float* residual_, const float* out_)
-      : lo(V::splat(g.activation_min)), hi(V::splat(g.activation_max)), residual(residual_), out(out_) {}
+      : lo(V::splat(g.activation_min)), hi(V::splat(g.activation_max)), residual(residual_), out(out_),
+        round(g.round_to_half) {}
+  __attribute__((always_inline)) typename V::T finish(typename V::T acc) const {
+    acc = V::clamp(acc, lo, hi);
+    return round ? V::round_to_half(acc) : acc;
+  }
   // Stores the finished acc at dst (with a mask: those lanes only).
   __attribute__((always_inline)) void store(float* dst, typename V::T acc) const {
     if (residual) acc = acc + V::load(residual + (dst - out));
-    V::store(dst, V::clamp(acc, lo, hi));
+    V::store(dst, finish(acc));
   }
   __attribute__((always_inline)) void store(float* dst, typename V::T acc, typename V::Mask mask) const {
     if (residual) acc = acc + V::load(residual + (dst - out), mask);
-    V::store(dst, V::clamp(acc, lo, hi), mask);
+    V::store(dst, finish(acc), mask);
   }
 };
 

@@ -3,6 +3,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/float16.h"
 #include "kernels/depthwise/conv_depthwise.h"
 
 namespace webnn {
@@ -31,6 +32,7 @@ struct F32x1 {
     v = v < lo ? lo : v;  // comparisons with NaN are false: NaN passes through
     return v > hi ? hi : v;
   }
+  static T round_to_half(T v) { return half_to_float(float_to_half(v)); }
   static Shift shift_by(size_t n) { return n > 0; }
   static T shift_up(T v, Shift clear) { return clear ? 0.0f : v; }
   static void deinterleave(T a, T b, T& even, T& odd) {

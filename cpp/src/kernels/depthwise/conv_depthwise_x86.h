@@ -18,6 +18,7 @@ struct F32x8 {
   static void store(float* p, T v) { _mm256_storeu_ps(p, v); }
   static T fma(T a, T b, T c) { return _mm256_fmadd_ps(a, b, c); }
   static T clamp(T v, T lo, T hi) { return _mm256_min_ps(hi, _mm256_max_ps(lo, v)); }  // order keeps NaN
+  static T round_to_half(T v) { return _mm256_cvtph_ps(_mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT)); }
   static __m256i lane_index(size_t n) {
     return _mm256_sub_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(int(n)));
   }
@@ -93,6 +94,9 @@ struct F32x16 {
   static T fma(T a, T b, T c) { return _mm512_fmadd_ps(a, b, c); }
   static T clamp(T v, T lo, T hi) {  // operand order keeps NaN
     return _mm512_maskz_min_ps(0xffff, hi, _mm512_maskz_max_ps(0xffff, lo, v));
+  }
+  static T round_to_half(T v) {
+    return _mm512_maskz_cvtph_ps(0xffff, _mm512_maskz_cvtps_ph(0xffff, v, _MM_FROUND_TO_NEAREST_INT));
   }
   static Shift shift_by(size_t n) {
     const __m512i lanes = _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
