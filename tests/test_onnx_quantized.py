@@ -593,6 +593,57 @@ def test_quantize_dynamic(ctx, tmp_path, net):
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 
+def test_quantize_dynamic_products_run_on_integers(ctx, tmp_path):
+    """quantize_dynamic's MatMulInteger -> Cast -> Mul(a_scale * b_scale) becomes one product of
+    dequantized values (MatMulIntegerToFloat), which runs on integers with a float32 result."""
+    model, name, shape = matmul_net()
+    quantized = quantize_dynamic(model, tmp_path)
+    graph = webnn.onnx.load(quantized, ctx)
+    summary = dict(graph.describe_plan()["passes"])["quantized_ops"]
+    assert summary.startswith("2 ops run on integers (quantizedMatmul"), summary
+    x = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
+    np.testing.assert_allclose(graph.compute({name: x})["y"], ort_run(quantized, {name: x})["y"], rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["zero_points_bias", "per_column", "int8_a", "no_zero_points"])
+def test_matmul_integer_to_float(ctx, case):
+    """ONNX Runtime's own fused node, as its optimizer saves it: against ONNX Runtime."""
+    rng = np.random.default_rng(11)
+    a_type = np.int8 if case == "int8_a" else np.uint8
+    a = rng.integers(np.iinfo(a_type).min, np.iinfo(a_type).max + 1, (2, 5, 40)).astype(a_type)
+    constants = {"b": rng.integers(-128, 128, (40, 24)).astype(np.int8),
+                 "b_scale": (rng.random(24 if case == "per_column" else 1) * 0.02 + 0.001).astype(np.float32)}
+    inputs = ["a", "b", "a_scale", "b_scale"]
+    feeds = {"a": a, "a_scale": np.array([0.037], np.float32)}
+    if case != "no_zero_points":
+        feeds["a_zero"] = np.array([int(a.mean())], a_type)
+        constants["b_zero"] = rng.integers(-3, 4, constants["b_scale"].shape).astype(np.int8)
+        inputs += ["a_zero", "b_zero"]
+    if case == "zero_points_bias":
+        constants["bias"] = rng.standard_normal(24).astype(np.float32)
+        inputs.append("bias")
+    node = helper.make_node("MatMulIntegerToFloat", inputs, ["y"], domain=MS)
+    model = make_model([node], feeds, ["y"], constants, contrib=True)
+    graph = webnn.onnx.load(model, ctx)
+    assert "quantizedMatmul" in dict(graph.describe_plan()["passes"])["quantized_ops"]
+    np.testing.assert_allclose(graph.compute(feeds)["y"], ort_run(model, feeds)["y"], rtol=1e-5, atol=1e-5)
+
+
+def test_matmul_integer_read_twice_is_not_fused(ctx):
+    """A MatMulInteger whose int32 result has another reader keeps its exact float emulation."""
+    rng = np.random.default_rng(12)
+    a = rng.integers(0, 256, (3, 20)).astype(np.uint8)
+    constants = {"b": rng.integers(-128, 128, (20, 6)).astype(np.int8), "s": np.array(0.01, np.float32),
+                 "sb": np.array(0.5, np.float32)}
+    nodes = [helper.make_node("MatMulInteger", ["a", "b"], ["p"]), helper.make_node("Cast", ["p"], ["f"], to=1),
+             helper.make_node("Mul", ["s", "sb"], ["scale"]), helper.make_node("Mul", ["f", "scale"], ["y"]),
+             helper.make_node("Identity", ["p"], ["p_out"])]
+    model = make_model(nodes, {"a": a}, ["y", "p_out"], constants)
+    got, want = webnn_run(ctx, model, {"a": a}), ort_run(model, {"a": a})
+    np.testing.assert_array_equal(got["p_out"], want["p_out"])
+    np.testing.assert_allclose(got["y"], want["y"], rtol=1e-6)
+
+
 def lstm_model(directions=1, input_size=8, hidden=16, steps=5, batch=2, initial_state=False):
     f = TensorProto.FLOAT
     inputs = ["x", "W", "R", "B"] + (["", "h0", "c0"] if initial_state else [])

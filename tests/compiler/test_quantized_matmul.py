@@ -85,13 +85,72 @@ def test_quantized_matmul_exact(context, per_column):
     np.testing.assert_array_equal(context.compute(graph, {"a": a})["q"], reference(a).astype(np.uint8))
 
 
-def test_matmul_with_another_reader_stays_float(context):
+def test_matmul_with_another_reader_gives_its_float_result(context):
+    # Its float result is read twice: no quantized output, but an integer product with a float32 one.
     graph, reference = _build(context, (4, 8), 8, 6, "uint8", "int8", True, None, exact=False, other_reader=True)
-    assert _summary(graph).startswith("0 ops run on integers"), _summary(graph)
-    assert "left in float" in _summary(graph)
+    assert _summary(graph).startswith("1 ops run on integers (quantizedMatmul"), _summary(graph)
+    assert "its float result has other readers" in _summary(graph)
     a = RNG.integers(0, 256, (4, 8)).astype(np.uint8)
     diff = np.abs(context.compute(graph, {"a": a})["q"].astype(np.int64) - reference(a).astype(np.int64))
     assert diff.max() <= 1
+
+
+def _float_product(context, a_shape, n, a_type, b_type, per_column, runtime_parameters):
+    """dequantizeLinear(a) x dequantizeLinear(constant b) with a float32 result; a's scale and zero
+    point are graph inputs (a dynamically quantized input) or constants. Returns (graph, feeds maker,
+    exact reference): the kernel's float32(float32(exact integer sum) x float32(sa x sb))."""
+    builder = webnn.MLGraphBuilder(context)
+    k, rank = a_shape[-1], len(a_shape)
+    b_lo, b_hi = RANGES[b_type]
+    b = RNG.integers(b_lo, b_hi + 1, (k, n)).astype(b_type)
+    sb = (RNG.random(n if per_column else 1) * 0.01 + 0.001).astype(np.float32)
+    zb = RNG.integers(b_lo, b_hi + 1, sb.shape).astype(b_type)
+    b_shape = [1, n] if per_column else [1, 1]
+    one = [1] * rank
+    x = builder.input("a", data_type=a_type, shape=list(a_shape))
+    if runtime_parameters:
+        scale = builder.input("sa", data_type="float32", shape=one)
+        zero = builder.input("za", data_type=a_type, shape=one)
+    else:
+        fixed = (np.float32(0.021), np.array(RNG.integers(*RANGES[a_type], endpoint=True), a_type))
+        scale, zero = builder.constant(fixed[0].reshape(one)), builder.constant(fixed[1].reshape(one))
+    a_dq = builder.dequantize_linear(x, scale, zero)
+    b_dq = builder.dequantize_linear(builder.constant(b), builder.constant(sb.reshape(b_shape)),
+                                     builder.constant(zb.reshape(b_shape)))
+    graph = builder.build({"y": builder.matmul(a_dq, b_dq)})
+
+    def feeds(sa, za):
+        a = RNG.integers(*RANGES[a_type], a_shape, endpoint=True).astype(a_type)
+        given = {"a": a}
+        if runtime_parameters:
+            given.update(sa=np.full(one, sa, np.float32), za=np.full(one, za, a_type))
+        else:
+            sa, za = fixed[0], fixed[1]
+        sums = (a.astype(np.int64) - int(za)) @ (b.astype(np.int64) - zb.reshape(b_shape).astype(np.int64))
+        multiplier = (np.float64(np.float32(sa)) * sb.reshape(b_shape).astype(np.float64)).astype(np.float32)
+        return given, sums.astype(np.float32) * multiplier
+
+    return graph, feeds
+
+
+@pytest.mark.parametrize("a_shape,n", [((5, 16), 24), ((2, 3, 40), 33), ((1, 7, 4096), 5), ((13, 3), 1), ((30, 64), 64)])
+@pytest.mark.parametrize("types", [("uint8", "int8"), ("int8", "int8"), ("uint8", "uint8")])
+@pytest.mark.parametrize("runtime_parameters", [True, False])
+def test_float_products_run_on_integers_exactly(context, a_shape, n, types, runtime_parameters):
+    graph, feeds = _float_product(context, a_shape, n, *types, per_column=n > 1, runtime_parameters=runtime_parameters)
+    steps = [s for s in graph.describe_plan()["steps"] if not s["view"]]
+    assert [s["op"] for s in steps] == ["quantizedMatmul"], steps
+    assert steps[0]["outputs"][0]["dataType"] == "float32"
+    for sa, za in ((0.013, 3), (1.5, 0 if types[0] == "int8" else 250), (2.0 ** -20, -128 if types[0] == "int8" else 0)):
+        given, want = feeds(sa, za)
+        np.testing.assert_array_equal(context.compute(graph, given)["y"], want)  # the same bits
+
+
+def test_float_product_reads_its_parameters_at_each_dispatch(context):
+    graph, feeds = _float_product(context, (6, 32), 10, "uint8", "int8", True, True)
+    for sa, za in ((0.5, 0), (0.001, 255), (7.0, 128)):
+        given, want = feeds(sa, za)
+        np.testing.assert_array_equal(context.compute(graph, given)["y"], want)
 
 
 def _build_gemm(context, m, k, n, b_transposed, alpha, beta, c_kind, a_transposed=False):
@@ -167,3 +226,41 @@ def test_quantized_gemm_left_in_float(context, case, reason):
     a = RNG.integers(0, 256, a_shape).astype(np.uint8)
     diff = np.abs(context.compute(graph, {"a": a})["q"].astype(np.int64) - reference(a).astype(np.int64))
     assert diff.max() <= 1
+
+
+@pytest.mark.parametrize("then", ["bias_gelu", "bias_relu", "residual_clamp", "sigmoid"])
+def test_float_product_epilogue_gives_the_unfused_bits(build_twice, same_results, then):
+    # A bias row (or a residual), a clamp and an activation run on the product's float32 tile in L1:
+    # the same float32 operations as the separate steps.
+    a_type, n = "uint8", 40
+    b = RNG.integers(-128, 128, (24, n)).astype(np.int8)
+    bias = RNG.standard_normal(n).astype(np.float32)
+    a = RNG.integers(0, 256, (3, 10, 24)).astype(np.uint8)
+    r = RNG.standard_normal((3, 10, n)).astype(np.float32)
+
+    def make(builder):
+        one = [1, 1, 1]
+        x = builder.input("a", data_type=a_type, shape=list(a.shape))
+        dq = builder.dequantize_linear(x, builder.input("sa", data_type="float32", shape=one),
+                                       builder.input("za", data_type=a_type, shape=one))
+        w = builder.dequantize_linear(builder.constant(b), builder.constant(np.full([1, n], 0.004, np.float32)),
+                                      builder.constant(np.zeros([1, n], np.int8)))
+        y = builder.matmul(dq, w)
+        if then == "bias_gelu":
+            y = builder.gelu(builder.add(y, builder.constant(bias)))
+        elif then == "bias_relu":
+            y = builder.relu(builder.add(builder.constant(bias.reshape(1, 1, n)), y))
+        elif then == "residual_clamp":
+            y = builder.clamp(builder.add(y, builder.input("r", data_type="float32", shape=list(r.shape))),
+                              min_value=-0.5, max_value=0.75)
+        else:
+            y = builder.sigmoid(y)
+        return builder.build({"y": y})
+
+    graph, plain = build_twice(make, "epilogue_fusion")
+    steps = [s for s in graph.describe_plan()["steps"] if not s["view"]]
+    assert len(steps) == 1 and steps[0]["op"] == "quantizedMatmul", steps
+    feeds = {"a": a, "sa": np.full([1, 1, 1], 0.03, np.float32), "za": np.full([1, 1, 1], 117, np.uint8)}
+    if then == "residual_clamp":
+        feeds["r"] = r
+    same_results(graph, plain, feeds)

@@ -337,5 +337,6 @@ struct ElementwiseChain {
 // Ops the compiler creates from patterns of builder ops (no builder method, not in the registry).
 const OpDef& attention_op();          // graph/ops/attention.cc
 const OpDef& elementwise_chain_op();  // graph/ops/elementwise_chain.cc
+const OpDef& quantized_matmul_op();   // graph/ops/quantized_matmul.cc
 
 }  // namespace webnn

@@ -15,6 +15,7 @@ from .._errors import DataError, MLError, NotSupportedError
 from . import _folding, _prepare
 from ._registry import DEFAULT_DOMAINS, handler_key, onnx_type_name, webnn_type
 from .ops import HANDLERS  # every handler registered
+from .ops.quantization import fuse_integer_products
 
 # Default-domain op types, then other domains' ops as "domain.OpType" ("com.microsoft.FusedConv").
 SUPPORTED_OPS = tuple(sorted(HANDLERS, key=lambda key: ("." in key, key)))
@@ -381,7 +382,8 @@ def _convert_graph(model, builder, context, override_dims, input_shapes, walk, w
                                     "which WebNN does not have")
         inputs[info.name] = {"dataType": data_type, "shape": list(shape)}
         converter.set(info.name, builder.input(info.name, data_type=data_type, shape=list(shape)))
-    converter.run_nodes(graph.node, converter.opset)
+    nodes = fuse_integer_products(list(graph.node), {info.name for info in graph.output}, set(weights))
+    converter.run_nodes(nodes, converter.opset)
     outputs = {}
     used = {id(converter.values[name]) for name in inputs}  # an input can be an output only through identity
     for info in graph.output:

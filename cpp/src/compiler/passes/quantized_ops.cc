@@ -22,10 +22,6 @@ namespace webnn {
 
 namespace {
 
-// The largest K (taps x input channels per group) whose int32 sums cannot overflow: |x - zx| and
-// |w - zw| are at most 255.
-constexpr size_t kMaxExactK = ((size_t(1) << 31) - 1) / (255 * 255);  // 33,025
-
 bool is_8bit(DataType t) { return t == DataType::kUint8 || t == DataType::kInt8; }
 
 size_t element_count(const OperandDescriptor& desc) {
@@ -184,7 +180,7 @@ class ConvMatcher {
     for (float filter_scale : quantization.filter_scale)
       if (!finite_in_output_units(double(quantization.input_scale) * double(filter_scale)))
         return "input scale x filter scale / output scale overflows float32";
-    if (params.kernel_h * params.kernel_w * (params.in_channels / params.groups) > kMaxExactK)
+    if (params.kernel_h * params.kernel_w * (params.in_channels / params.groups) > kInt8MaxExactK)
       return "K is too large for exact int32 sums";
     quantization.min = min;
     quantization.max = max;
@@ -257,6 +253,68 @@ class ConvMatcher {
   std::vector<int> readers_;
   const OpDef *conv2d_, *quantize_, *dequantize_, *matmul_, *gemm_;
 };
+
+// A matmul of dequantizeLinear(a) by dequantizeLinear(constant b) whose float32 result is not
+// quantized again (a dynamically quantized model's MatMulInteger -> Cast -> Mul, or a QDQ model's
+// last product): a quantizedMatmul node (graph/ops/quantized_matmul.cc) on integers. a: 8-bit, one
+// float32 scale and one zero point, constant or computed at run time; b: an 8-bit constant [K, N]
+// with per-tensor or per-column constant parameters. Returns the rewritten node count; a matmul of
+// two dequantized values that stays in float adds its reason to `left`.
+size_t quantize_float_products(CompileState& state, std::map<std::string, size_t>& kernels,
+                               std::map<std::string, size_t>& left) {
+  GraphIR& ir = state.graph;
+  const OpDef* matmul = find_op("matmul");
+  const OpDef* dequantize = find_op("dequantizeLinear");
+  const auto dequantized = [&](int id) {
+    const int n = ir.operands[size_t(id)].producer;
+    return n >= 0 && state.live_node[size_t(n)] && ir.nodes[size_t(n)].def == dequantize ? n : -1;
+  };
+  const auto type = [&](int id) { return ir.operands[size_t(id)].desc.data_type; };
+  size_t rewritten = 0;
+  for (size_t n = 0; n < ir.nodes.size(); ++n) {
+    const Node& node = ir.nodes[n];
+    if (!state.live_node[n] || node.def != matmul || type(node.outputs[0]) != DataType::kFloat32) continue;
+    const int da = dequantized(node.inputs[0]), db = dequantized(node.inputs[1]);
+    if (da < 0 || db < 0) continue;
+    const Node& a = ir.nodes[size_t(da)];
+    const Node& b = ir.nodes[size_t(db)];
+    const std::vector<uint32_t>& b_shape = ir.operands[size_t(b.inputs[0])].desc.shape;
+    std::string why;
+    if (!is_8bit(type(a.inputs[0])) || !is_8bit(type(b.inputs[0]))) why = "a float product of values not 8-bit";
+    else if (type(a.inputs[1]) != DataType::kFloat32 || element_count(ir.operands[size_t(a.inputs[1])].desc) != 1 ||
+             element_count(ir.operands[size_t(a.inputs[2])].desc) != 1)
+      why = "a float product whose input has more than one scale";
+    else if (!holds_constant(ir.operands[size_t(b.inputs[0])]) || b_shape.size() != 2)
+      why = "a float product by a dequantized value that is not a constant matrix";
+    else if (type(b.inputs[1]) != DataType::kFloat32)
+      why = "a float product by a matrix whose scales are not float32";
+    if (!why.empty()) {
+      ++left[why];
+      continue;
+    }
+    Node fused{&quantized_matmul_op(),
+               {OperandRef{a.inputs[0]}, OperandRef{a.inputs[1]}, OperandRef{a.inputs[2]}, OperandRef{b.inputs[0]},
+                OperandRef{b.inputs[1]}, OperandRef{b.inputs[2]}},
+               node.label, {}, node.outputs, nullptr};
+    fused.absorbed_ops = {"dequantizeLinear", "matmul"};
+    rebuild_inputs(fused);
+    try {
+      const std::vector<OperandDescriptor> out = revalidate(fused, ir.operands);
+      if (out.size() != 1 || out[0] != ir.operands[size_t(node.outputs[0])].desc) {
+        ++left["a float product the integer kernel does not take"];
+        continue;
+      }
+    } catch (const Error& error) {  // b's parameters not constants, or per something other than columns, K too large
+      ++left[str_cat("a float product: ", error.what())];
+      continue;
+    }
+    const Conv2dParams& params = OpView(fused, ir.operands).attributes<Conv2dParams>();
+    ++kernels[str_cat("quantizedMatmul ", int8_conv2d_ukernel(params, ir.operands[size_t(b.inputs[0])].constant_data->data()).name)];
+    ir.nodes[n] = std::move(fused);
+    ++rewritten;
+  }
+  return rewritten;
+}
 
 // The per-tensor 8-bit parameters of a quantize or dequantize node: a float32 scale and an 8-bit zero
 // point, each one constant value; false otherwise.
@@ -426,6 +484,7 @@ void run_quantized_ops(CompileState& state) {
     ir.nodes[n] = std::move(fused);
   }
   for (size_t n : removed) state.live_node[n] = false;
+  integer += quantize_float_products(state, kernels, left);
   const Moved8bit moved = move_8bit_values(state);
   if (integer + moved.ops > 0) {
     remove_dead_code(state);

@@ -23,6 +23,18 @@ struct Conv2dQuantization {
   // The float result is clamped to [min, max] before it is quantized (an absorbed relu or clamp).
   float min = -std::numeric_limits<float>::infinity();
   float max = std::numeric_limits<float>::infinity();
+  // A product (NHWC, ungrouped: matmul and gemm) whose float32 result is the output, not quantized
+  // again: output_type, output_scale and output_zero unused. Its epilogue may add an addend (the
+  // kernel's last input: a residual of the output's shape, or a row of N values) to the rounded
+  // product, then clamp to [min, max], then apply `activation`.
+  bool float_output = false;
+  enum class Addend : uint8_t { kNone, kResidual, kRow };
+  Addend addend = Addend::kNone;
+  size_t addend_input = 0;  // the addend's index among the kernel's inputs
+  FusedActivation activation{};
+  // The input's scale and zero point are the kernel's inputs 1 and 2 (one value each, read at each
+  // dispatch: a dynamically quantized input), not input_scale and input_zero.
+  bool runtime_input_parameters = false;
 };
 
 struct Conv2dParams {

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <limits>
 
 #include "core/shared_constants.h"
 #include "core/thread_pool.h"
@@ -61,18 +62,39 @@ class Int8Conv2d {
     multiplier_.assign(O + kColumnPad, 0.0f);
     bias_.assign(O + kColumnPad, 0.0f);
     offset_.assign(O + kColumnPad, 0);
-    // In units of the output scale (Int8Requantize).
-    const double output_scale = q_.output_scale;
-    for (size_t o = 0; o < O; ++o) {
-      multiplier_[o] = float(double(q_.input_scale) * double(q_.filter_scale[o]) / output_scale);
-      if (bias) bias_[o] = float(double(bias[o]) / output_scale);
+    if (q_.float_output) {
+      // float32 results: sx * sw (at each dispatch when sx is an input), bias as it is (-0.0 when
+      // none: then the product is rounded once, exactly as a multiplication alone).
+      for (size_t o = 0; o < O; ++o) {
+        multiplier_[o] = float(double(q_.input_scale) * double(q_.filter_scale[o]));
+        bias_[o] = bias ? bias[o] : -0.0f;
+      }
+      min_ = q_.min;
+      max_ = q_.max;
+      activation_ = activation_loop(q_.activation);
+      // With an addend the clamp follows it (after dequantize_sums), and so does the activation.
+      if (q_.addend != Conv2dQuantization::Addend::kNone) {
+        finishes_tiles_ = true;
+        min_ = -std::numeric_limits<float>::infinity();
+        max_ = std::numeric_limits<float>::infinity();
+      }
+    } else {
+      // In units of the output scale (Int8Requantize).
+      const double output_scale = q_.output_scale;
+      for (size_t o = 0; o < O; ++o) {
+        multiplier_[o] = float(double(q_.input_scale) * double(q_.filter_scale[o]) / output_scale);
+        if (bias) bias_[o] = float(double(bias[o]) / output_scale);
+      }
+      // The absorbed clamp's bounds and the 8-bit range, in one interval (see Int8Requantize).
+      const bool output_signed = q_.output_type == DataType::kInt8;
+      const double lowest = (output_signed ? -128.0 : 0.0) - q_.output_zero;
+      const double highest = (output_signed ? 127.0 : 255.0) - q_.output_zero;
+      min_ = float(std::clamp(double(q_.min) / output_scale, lowest, highest));
+      max_ = float(std::clamp(double(q_.max) / output_scale, lowest, highest));
     }
-    // The absorbed clamp's bounds and the 8-bit range, in one interval (see Int8Requantize).
-    const bool output_signed = q_.output_type == DataType::kInt8;
-    const double lowest = (output_signed ? -128.0 : 0.0) - q_.output_zero;
-    const double highest = (output_signed ? 127.0 : 255.0) - q_.output_zero;
-    min_ = float(std::clamp(double(q_.min) / output_scale, lowest, highest));
-    max_ = float(std::clamp(double(q_.max) / output_scale, lowest, highest));
+    if ((q_.float_output || q_.runtime_input_parameters) &&
+        (!p.nhwc || p.groups != 1 || int8_conv2d_is_depthwise(p) || p.kernel_h * p.kernel_w != 1))
+      throw Error(ErrorKind::kUnknownError, "internal: float output and input parameters at run time are for products");
     const FilterStrides fs = filter_strides(p);
     auto centered = [&](size_t o, size_t c, size_t tap) {
       return filter_value(p, filter, o * fs.o + c * fs.i + tap / p.kernel_w * fs.h + tap % p.kernel_w * fs.w) -
@@ -128,6 +150,7 @@ class Int8Conv2d {
           }
           // dot4 sums x * w: the activation zero point's share, -zx * sum(w), is added back per column.
           if (uk_.dot == Int8Dot::kU8S8x4) offset_[o] = int32_t(-int64_t(a_zero_) * column_sum);
+          column_sum_.push_back(column_sum);
         }
       }
     packed_ = share_constant(packed_);  // identical packed filters share one buffer across graphs
@@ -137,14 +160,38 @@ class Int8Conv2d {
 
   void operator()(const KernelArgs& args) const {
     const uint8_t* in = static_cast<const uint8_t*>(args.inputs[0]);
-    uint8_t* out = static_cast<uint8_t*>(args.outputs[0]);
-    if (depthwise_) return run_depthwise(in, out, args.pool);
-    run_gemm(in, out, args.pool);
+    if (depthwise_) return run_depthwise(in, static_cast<uint8_t*>(args.outputs[0]), args.pool);
+    // A fused addend is the last input.
+    const float* addend = q_.addend != Conv2dQuantization::Addend::kNone
+                              ? static_cast<const float*>(args.inputs[q_.addend_input])
+                              : nullptr;
+    if (!q_.runtime_input_parameters) return run_gemm(in, args.outputs[0], columns(), addend, args.pool);
+    // The input's scale and zero point of this dispatch: the per-column factors and zero point terms.
+    float scale;
+    std::memcpy(&scale, args.inputs[1], sizeof(float));
+    const uint8_t zero_byte = *static_cast<const uint8_t*>(args.inputs[2]);
+    const int32_t zero = input_signed_ ? int32_t(int8_t(zero_byte)) : int32_t(zero_byte);
+    const int32_t a_zero = zero + (uk_.dot == Int8Dot::kU8S8x4 && input_signed_ ? 128 : 0);
+    std::vector<float> multiplier(multiplier_.size(), 0.0f);
+    std::vector<int32_t> offset(offset_.size(), 0);
+    for (size_t o = 0; o < p_.out_channels; ++o) {
+      multiplier[o] = float(double(scale) * double(q_.filter_scale[o]) / (q_.float_output ? 1.0 : double(q_.output_scale)));
+      if (uk_.dot == Int8Dot::kU8S8x4) offset[o] = int32_t(-int64_t(a_zero) * column_sum_[o]);
+    }
+    run_gemm(in, args.outputs[0], Columns{offset.data(), multiplier.data(), a_zero}, addend, args.pool);
   }
 
  private:
-  Int8Requantize requantize_at(size_t o) const {
-    return Int8Requantize{offset_.data() + o, multiplier_.data() + o, bias_.data() + o, min_, max_,
+  // The per-column epilogue factors and the zero point the gathered rows are centered on.
+  struct Columns {
+    const int32_t* offset;
+    const float* multiplier;
+    int32_t a_zero;
+  };
+  Columns columns() const { return Columns{offset_.data(), multiplier_.data(), a_zero_}; }
+
+  Int8Requantize requantize_at(size_t o, const Columns& c) const {
+    return Int8Requantize{c.offset + o, c.multiplier + o, bias_.data() + o, min_, max_,
                           q_.output_zero, q_.output_type == DataType::kInt8};
   }
 
@@ -170,22 +217,23 @@ class Int8Conv2d {
   }
 
   template <class T>
-  void gather_row(const uint8_t* in, const Pixel& at, size_t g, T* row) const {
+  void gather_row(const uint8_t* in, const Pixel& at, size_t g, int32_t zero, T* row) const {
     const ptrdiff_t y0 = ptrdiff_t(at.oh * p_.stride_h), x0 = ptrdiff_t(at.ow * p_.stride_w);
     const uint8_t* image = in + at.n * p_.in_channels * p_.in_h * p_.in_w + g * cg_ * input_channel_stride();
     if constexpr (sizeof(T) == 1) {
-      if (spans_) return gather_spans(in, image, y0, x0, row);
+      if (spans_) return gather_spans(in, image, y0, x0, zero, row);
     }
-    gather_taps(image, y0, x0, 0, taps_, row);
+    gather_taps(image, y0, x0, 0, taps_, zero, row);
   }
 
   // Taps [first, first + count) of the im2col row of the pixel at (y0, x0), one at a time.
+  // (`zero`: the zero point the rows are centered on, as gathered.)
   template <class T>
-  void gather_taps(const uint8_t* image, ptrdiff_t y0, ptrdiff_t x0, size_t first, size_t count, T* row) const {
+  void gather_taps(const uint8_t* image, ptrdiff_t y0, ptrdiff_t x0, size_t first, size_t count, int32_t zero,
+                   T* row) const {
     // Locals: stores through uint8_t may alias the members, which would be reloaded per byte.
     const size_t cg = cg_, cs = input_channel_stride(), in_h = p_.in_h, in_w = p_.in_w;
     const size_t pixel_stride = p_.nhwc ? p_.in_channels : 1;
-    const int32_t zero = a_zero_;
     const bool flip = input_signed_;
     constexpr bool kWords16 = sizeof(T) == 2;
     const T pad = kWords16 ? T(0) : T(zero);
@@ -215,7 +263,8 @@ class Int8Conv2d {
   // are one run of kernel_w x channels bytes. A short run moves as 16-byte pieces when the input has them:
   // the bytes written past it are overwritten by the next run, or land in the row's slack (K's
   // padding, whose filter words are zero, or kRowSlack).
-  void gather_spans(const uint8_t* in, const uint8_t* image, ptrdiff_t y0, ptrdiff_t x0, uint8_t* row) const {
+  void gather_spans(const uint8_t* in, const uint8_t* image, ptrdiff_t y0, ptrdiff_t x0, int32_t zero,
+                    uint8_t* row) const {
     const size_t kw = p_.kernel_w, span = kw * cg_;
     const uint8_t* in_end = in + p_.batch * p_.in_channels * p_.in_h * p_.in_w;
     const ptrdiff_t iw = x0 + tap_dx_[0];
@@ -223,7 +272,7 @@ class Int8Conv2d {
     for (size_t kh = 0; kh < p_.kernel_h; ++kh, row += span) {
       const ptrdiff_t ih = y0 + tap_dy_[kh * kw];
       if (!across || ih < 0 || ih >= ptrdiff_t(p_.in_h)) {
-        gather_taps(image, y0, x0, kh * kw, kw, row);
+        gather_taps(image, y0, x0, kh * kw, kw, zero, row);
         continue;
       }
       const uint8_t* x = image + (size_t(ih) * p_.in_w + size_t(iw)) * cg_;
@@ -237,7 +286,7 @@ class Int8Conv2d {
 
   // Gathers the im2col rows of the MR output pixels from m0 into `rows_out` (k_steps words each; rows
   // past M are zero).
-  void gather_tile(const uint8_t* in, size_t m0, size_t rows, size_t g, uint32_t* rows_out) const {
+  void gather_tile(const uint8_t* in, size_t m0, size_t rows, size_t g, int32_t zero, uint32_t* rows_out) const {
     const size_t mr = uk_.mr, width = int8_dot_width(uk_.dot), stride_words = k_steps_;
     Pixel at = pixel_of(m0);
     for (size_t i = 0; i < mr; ++i, next_pixel(at)) {
@@ -247,12 +296,42 @@ class Int8Conv2d {
         std::memset(row_words, 0, stride_words * sizeof(uint32_t));
         continue;
       }
-      if (width == 4) gather_row(in, at, g, reinterpret_cast<uint8_t*>(row_words));
-      else gather_row(in, at, g, reinterpret_cast<int16_t*>(row_words));
+      if (width == 4) gather_row(in, at, g, zero, reinterpret_cast<uint8_t*>(row_words));
+      else gather_row(in, at, g, zero, reinterpret_cast<int16_t*>(row_words));
     }
   }
 
-  void run_gemm(const uint8_t* in, uint8_t* out, ThreadPool* pool) const {
+  // A float output tile's epilogue after its sums became floats, while it is in L1: the addend, then
+  // the clamp (the activation follows over whole rows: finish_float_rows).
+  void finish_float_tile(float* out, size_t m0, size_t o0, size_t rows, size_t cols, const float* addend) const {
+    const size_t O = p_.out_channels;
+    const float lo = q_.min, hi = q_.max;
+    const bool clamps = lo > -std::numeric_limits<float>::infinity() || hi < std::numeric_limits<float>::infinity();
+    for (size_t i = 0; i < rows; ++i) {
+      float* __restrict row = out + (m0 + i) * O + o0;
+      if (addend) {
+        const float* __restrict add =
+            q_.addend == Conv2dQuantization::Addend::kRow ? addend + o0 : addend + (m0 + i) * O + o0;
+        for (size_t j = 0; j < cols; ++j) row[j] += add[j];
+      }
+      if (clamps)
+        for (size_t j = 0; j < cols; ++j) {
+          const float v = row[j] < lo ? lo : row[j];  // NaN passes through
+          row[j] = v > hi ? hi : v;
+        }
+    }
+  }
+  // The activation over output rows [m0, m1), columns [o0, o1): a tile's 32-column rows are too short
+  // for the activation's long dependency chains (GELU), so it runs once the block's panels are done.
+  void finish_float_rows(float* out, size_t m0, size_t m1, size_t o0, size_t o1) const {
+    for (size_t m = m0; m < m1; ++m) activation_(out + m * p_.out_channels + o0, o1 - o0);
+  }
+
+  // `out`: 8-bit values, or float32 ones (float_output, with `addend` when one is fused).
+  void run_gemm(const uint8_t* in, void* out_data, const Columns& columns, const float* addend,
+                ThreadPool* pool) const {
+    uint8_t* out = static_cast<uint8_t*>(out_data);
+    float* out_float = static_cast<float*>(out_data);
     const size_t mr = uk_.mr, nr = uk_.nr, O = p_.out_channels, ohw = p_.out_h * p_.out_w;
     const size_t M = p_.batch * ohw, tiles = (M + mr - 1) / mr;
     const size_t tile_words = k_steps_ * mr;
@@ -280,12 +359,12 @@ class Int8Conv2d {
         // A pointwise convolution's full tiles read the input's pixels in place; the others are gathered.
         const auto in_place = [&](size_t t) { return rows_in_place_ && (t + 1) * mr <= M; };
         for (size_t t = t0; t < t1; ++t)
-          if (!in_place(t)) gather_tile(in, t * mr, std::min(mr, M - t * mr), g, a + (t - t0) * tile_words);
+          if (!in_place(t)) gather_tile(in, t * mr, std::min(mr, M - t * mr), g, columns.a_zero, a + (t - t0) * tile_words);
         const size_t p1 = std::min(panels_, (chunk + 1) * chunk_panels);
         for (size_t panel = chunk * chunk_panels; panel < p1; ++panel) {
           const uint32_t* b = packed + (g * panels_ + panel) * k_steps_ * nr;
           const size_t o0 = g * og_ + panel * nr, cols = std::min(nr, og_ - panel * nr);
-          const Int8Requantize rq = requantize_at(o0);
+          const Int8Requantize rq = requantize_at(o0, columns);
           for (size_t t = t0; t < t1; ++t) {
             const size_t m0 = t * mr, rows = std::min(mr, M - m0);
             if (in_place(t))
@@ -293,6 +372,11 @@ class Int8Conv2d {
                      p_.in_channels / 4, b, tile);
             else
               uk_.fn(k_steps_, a + (t - t0) * tile_words, k_steps_, b, tile);
+            if (q_.float_output) {  // (NHWC: checked at construction)
+              kernels_.dequantize_sums(rows, cols, tile, nr, rq, out_float + m0 * O + o0, O);
+              if (finishes_tiles_) finish_float_tile(out_float, m0, o0, rows, cols, addend);
+              continue;
+            }
             if (p_.nhwc) {
               kernels_.requantize(rows, cols, tile, nr, rq, out + m0 * O + o0, O);
               continue;
@@ -305,6 +389,8 @@ class Int8Conv2d {
             }
           }
         }
+        if (q_.float_output && activation_)  // (groups is 1)
+          finish_float_rows(out_float, t0 * mr, std::min(M, t1 * mr), chunk * chunk_panels * nr, std::min(O, p1 * nr));
       }
     };
     const size_t work = M * O * K_;
@@ -341,7 +427,7 @@ class Int8Conv2d {
     const int16_t* packed = reinterpret_cast<const int16_t*>(packed_->data());
     const uint8_t* zeros = zero_run_.data();
     auto run = [&](size_t begin, size_t end) {
-      const Int8Requantize rq = requantize_at(0);
+      const Int8Requantize rq = requantize_at(0, columns());
       const uint8_t** x = reinterpret_cast<const uint8_t**>(thread_buffer<uintptr_t>(0, taps_));
       for (size_t r = begin; r < end; ++r) {
         const size_t n = r / p_.out_h, oh = r % p_.out_h;
@@ -373,8 +459,11 @@ class Int8Conv2d {
   bool input_signed_ = false, depthwise_ = false, rows_in_place_ = false, spans_ = false;
   int32_t a_zero_ = 0;
   float min_ = 0, max_ = 0;
+  ActivationLoop activation_;    // float_output: a fused activation
+  bool finishes_tiles_ = false;  // float_output with an addend or a clamp after the sums
   BufferPtr packed_;
   std::vector<int32_t> offset_;
+  std::vector<int64_t> column_sum_;  // GEMM: per output channel, the sum of its centered weights
   std::vector<float> multiplier_, bias_;
   std::vector<uint8_t> zero_run_;  // depthwise: input zero points read by taps outside the input
   std::vector<ptrdiff_t> tap_dy_, tap_dx_;

@@ -6,6 +6,10 @@
 
 namespace webnn {
 
+// The largest K (taps x input channels per group) whose int32 sums cannot overflow: |x - zx| and
+// |w - zw| are at most 255.
+constexpr size_t kInt8MaxExactK = ((size_t(1) << 31) - 1) / (255 * 255);  // 33,025
+
 // Whether the convolution runs in the depthwise loops (one output channel per input channel, any
 // layout) rather than on a GEMM microkernel.
 bool int8_conv2d_is_depthwise(const Conv2dParams& p);

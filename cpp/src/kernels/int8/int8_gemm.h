@@ -40,6 +40,12 @@ struct Int8Requantize {
 using Int8RequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq,
                                   uint8_t* out, size_t out_ld);
 
+// The same sums to float32 values (a product whose result is not quantized again): out[i * out_ld + j]
+// = clamp(fma(float(sum + offset[j]), multiplier[j], bias[j]), min, max), multiplier = input scale x
+// weight scale (output_zero and output_signed unused). Padded arrays as above.
+using Int8DequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq,
+                                  float* out, size_t out_ld);
+
 // Depthwise convolutions (channel multiplier 1) on NHWC pixels. The filter (int32 weights minus their
 // zero points, [tap][channel]) is packed once by Int8DepthwisePackFn as int16 pairs of taps (an odd
 // tap count's last pair has a zero weight) in blocks of kInt8DepthwiseBlock channels, ordered as the
@@ -95,6 +101,7 @@ struct Int8Kernels {
   Int8GemmUkernel dot4;  // uint8 x int8 (VNNI), when the CPU has it
   Int8GemmUkernel dot2;  // int16 x int16, everywhere
   Int8RequantizeFn requantize;
+  Int8DequantizeFn dequantize_sums;
   Int8DepthwisePackFn depthwise_pack;
   Int8DepthwiseFn depthwise;
   QuantizeRunFn quantize;

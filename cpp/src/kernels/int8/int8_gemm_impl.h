@@ -66,6 +66,31 @@ void requantize(size_t rows, size_t cols, const int32_t* sums, size_t ld, const 
   for (size_t i = 0; i < rows; ++i) requantize_row(cols, sums + i * ld, rq, out + i * out_ld);
 }
 
+// See Int8DequantizeFn: a vector of columns at a time, the last ones through a mask.
+void dequantize_sums(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq, float* out,
+                     size_t out_ld) {
+  for (size_t i = 0; i < rows; ++i) {
+    const int32_t* s = sums + i * ld;
+    float* o = out + i * out_ld;
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+    using namespace simd;
+    for (size_t j = 0; j < cols; j += kLanes) {
+      const VI sum = load<VI>(s + j) + load<VI>(rq.offset + j);  // (the tile and the arrays are padded)
+      const VF t = clamp(fma(__builtin_convertvector(sum, VF), load<VF>(rq.multiplier + j), load<VF>(rq.bias + j)),
+                         splat(rq.min), splat(rq.max));
+      if (j + kLanes <= cols) store(o + j, t);
+      else store(o + j, t, first_lanes(cols - j));
+    }
+#else
+    for (size_t j = 0; j < cols; ++j) {
+      float t = std::fma(float(s[j] + rq.offset[j]), rq.multiplier[j], rq.bias[j]);
+      t = t < rq.min ? rq.min : t;  // NaN passes through
+      o[j] = t > rq.max ? rq.max : t;
+    }
+#endif
+  }
+}
+
 // Depthwise: a pair of taps' bytes interleaved per channel and widened to int16 meet the packed
 // weight pairs in vpmaddwd (two exact products per int32 lane). AVX-512 widens 32 channels at once,
 // whose 128-bit-lane unpacks give the channel order 0-7, 16-23 | 8-15, 24-31: the filter is packed
@@ -387,6 +412,7 @@ Int8Kernels level_kernels() {
   Int8Kernels k;
   k.dot2 = Int8GemmUkernel{s16_gemm, kMr, kNr, Int8Dot::kS16x2, kS16Name};
   k.requantize = requantize;
+  k.dequantize_sums = dequantize_sums;
   k.depthwise_pack = depthwise_pack;
   k.depthwise = depthwise;
   k.quantize = quantize;

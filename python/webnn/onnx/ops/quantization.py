@@ -1,5 +1,5 @@
-"""QuantizeLinear, DequantizeLinear and their relatives: DynamicQuantizeLinear, MatMulInteger and
-ConvInteger.
+"""QuantizeLinear, DequantizeLinear and their relatives: DynamicQuantizeLinear, MatMulInteger,
+ConvInteger and ONNX Runtime's MatMulIntegerToFloat.
 
 MatMulInteger and ConvInteger take int8/uint8 operands minus their zero points; WebNN's matmul and
 conv2d take floats, so the centered operands are float32 (integers of magnitude <= 255), the
@@ -177,6 +177,93 @@ def matmul_integer(cv, node, opset):
                    cv.operand(_slice_axis(cv, b, len(b.shape) - 2, start, stop)))
              for start, stop in _exact_ranges(weights)]
     return drop_vector_dims(cv, _sum_int32(cv, parts), a_rank, b_rank)
+
+
+# ---------------------------------------------------------------- products scaled to float
+MICROSOFT = "com.microsoft"
+
+
+def _per_tensor_or_column(cv, name, rank, columns, data_type, what):
+    """A scale or zero point of one value (reshaped to rank ones) or, when ``columns``, one per column
+    ([1, ..., N])."""
+    value = cv.value(name)
+    count = int(np.prod(value.shape, dtype=np.int64))
+    if count == 1:
+        return cv.operand(reshape(cv, value, [1] * rank), data_type)
+    if columns and count == columns and len(value.shape) == 1:
+        return cv.operand(reshape(cv, value, [1] * (rank - 1) + [columns]), data_type)
+    raise cv.unsupported(f"{what} of shape {list(value.shape)} is not supported (one value"
+                         f"{', or one per column' if columns else ''})")
+
+
+@handles("MatMulIntegerToFloat", domain=MICROSOFT)
+def matmul_integer_to_float(cv, node, opset):
+    """(A - a_zero_point)(B - b_zero_point) * a_scale * b_scale [+ bias], float: the WebNN spelling is
+    matmul(dequantizeLinear(A), dequantizeLinear(B)), which the compiler runs on integers
+    (quantizedMatmul). ONNX Runtime's fusion of MatMulInteger -> Cast -> Mul, which the importer also
+    makes of those three nodes (fuse_integer_products)."""
+    a, b = cv.operand(node.input[0]), cv.operand(node.input[1])
+    for what, x in (("A", a), ("B", b)):
+        if x.data_type not in _INTEGER_RANGES:
+            raise cv.unsupported(f"{what} is {x.data_type}; only int8 and uint8 are supported")
+    a_rank, b_rank = len(a.shape), len(b.shape)
+    if a_rank < 2 or b_rank != 2:
+        raise cv.unsupported(f"A of rank {a_rank} and B of rank {b_rank} are not supported (A of rank 2 or more, "
+                             "B a matrix)")
+    columns = int(b.shape[1])
+    scale_type = cv.dtype(node.input[2])
+    a_scale = _per_tensor_or_column(cv, node.input[2], a_rank, 0, scale_type, "a_scale")
+    b_scale = _per_tensor_or_column(cv, node.input[3], 2, columns, scale_type, "b_scale")
+    a_zero = (_per_tensor_or_column(cv, node.input[4], a_rank, 0, a.data_type, "a_zero_point") if cv.has(node, 4)
+              else cv.operand(np.zeros([1] * a_rank, a.data_type)))
+    b_zero = (_per_tensor_or_column(cv, node.input[5], 2, columns, b.data_type, "b_zero_point") if cv.has(node, 5)
+              else cv.operand(np.zeros([1, 1], b.data_type)))
+    y = cv.op("matmul", cv.op("dequantizeLinear", a, a_scale, a_zero), cv.op("dequantizeLinear", b, b_scale, b_zero))
+    return cv.op("add", y, cv.operand(node.input[6])) if cv.has(node, 6) else y
+
+
+def fuse_integer_products(nodes, outputs, constants):
+    """The nodes with each MatMulInteger -> Cast(to float) -> Mul(by a_scale * b_scale) chain, as
+    onnxruntime.quantization.quantize_dynamic writes it (b_scale a constant; the MatMulInteger and
+    Cast results read by nothing else), made one MatMulIntegerToFloat node at the Mul's place: the
+    same value (the exact integer sums times the scales' product), which WebNN spells as a product of
+    dequantized operands."""
+    from .._prepare import onnx_module
+    producer = {name: node for node in nodes for name in node.output}
+    readers = {}
+    for node in nodes:
+        for name in node.input:
+            readers.setdefault(name, []).append(node)
+    fused, dropped = {}, set()
+    for node in nodes:
+        if node.op_type != "MatMulInteger" or node.domain not in ("", "ai.onnx") or len(node.input) < 2:
+            continue
+        product = node.output[0]
+        casts = readers.get(product, [])
+        if len(casts) != 1 or product in outputs or casts[0].op_type != "Cast":
+            continue
+        cast = casts[0]
+        to = [a.i for a in cast.attribute if a.name == "to"]
+        muls = readers.get(cast.output[0], [])
+        if to != [1] or len(muls) != 1 or cast.output[0] in outputs or muls[0].op_type != "Mul":
+            continue
+        mul = muls[0]
+        scales = producer.get(mul.input[1] if mul.input[0] == cast.output[0] else mul.input[0])
+        if scales is None or scales.op_type != "Mul" or len(scales.input) != 2:
+            continue
+        a_scale, b_scale = scales.input
+        if a_scale in constants and b_scale not in constants:
+            a_scale, b_scale = b_scale, a_scale
+        if b_scale not in constants:
+            continue
+        zeros = list(node.input[2:4]) + [""] * (4 - len(node.input))
+        fused[id(mul)] = onnx_module().helper.make_node(
+            "MatMulIntegerToFloat", [node.input[0], node.input[1], a_scale, b_scale, zeros[0], zeros[1]],
+            [mul.output[0]], name=node.name or mul.name, domain=MICROSOFT)
+        dropped.update((id(node), id(cast)))
+    if not fused:
+        return nodes
+    return [fused.get(id(node), node) for node in nodes if id(node) not in dropped]
 
 
 @handles("ConvInteger")
