@@ -136,6 +136,16 @@ def test_constant_scalar_numpy_type_and_value(builder):
     assert _eval(builder, c) == 7
 
 
+@pytest.mark.parametrize("value", [np.float16(0.35), np.int8(-3), np.uint32(7), np.float32(1e-3)])
+def test_constant_numpy_scalar_keeps_its_dtype(context, value):
+    # A NumPy scalar is a 0-d array of its dtype (not the float32 of a Python number).
+    builder = webnn.MLGraphBuilder(context)
+    c = builder.constant(value)
+    assert c.data_type == value.dtype.name and list(c.shape) == []
+    out = _eval(builder, c)
+    assert out.dtype == value.dtype and out == value
+
+
 @pytest.mark.parametrize("args", [("float32", "1"), ("float32", True), ("float32", None), ("float64", 1.0),
                                   ("bool", 1), ("float32", [1.0, 2.0])])
 def test_constant_scalar_invalid(builder, args):

@@ -573,6 +573,16 @@ def quantize_dynamic(model, tmp_path, **options):
     return onnx.load(str(target))
 
 
+def ort_run_dynamic(model, feeds):
+    """ort_run of a quantize_dynamic model; skips where ONNX Runtime has no ConvInteger kernel."""
+    try:
+        return ort_run(model, feeds)
+    except Exception as error:  # noqa: BLE001 (ONNX Runtime's NotImplemented)
+        if "ConvInteger" in str(error) and "NOT_IMPLEMENTED" in str(error):
+            pytest.skip(f"onnxruntime {ort.__version__} has no ConvInteger kernel for int8 weights (1.19 has none)")
+        raise
+
+
 @pytest.mark.parametrize("net", [conv_net, matmul_net])
 def test_quantize_dynamic(ctx, tmp_path, net):
     """DynamicQuantizeLinear + ConvInteger / MatMulInteger (exact int32 sums) + the float scaling;
@@ -584,25 +594,24 @@ def test_quantize_dynamic(ctx, tmp_path, net):
     actual = webnn_run(ctx, quantized, {name: x})["y"]
     float_y = ort_run(model, {name: x})["y"]
     assert np.abs(actual - float_y).max() <= 0.05 * np.abs(float_y).max()
-    try:
-        expected = ort_run(quantized, {name: x})["y"]
-    except Exception as error:  # noqa: BLE001 (ONNX Runtime's NotImplemented)
-        if "ConvInteger" in str(error) and "NOT_IMPLEMENTED" in str(error):
-            pytest.skip(f"onnxruntime {ort.__version__} has no ConvInteger kernel for int8 weights (1.19 has none)")
-        raise
+    expected = ort_run_dynamic(quantized, {name: x})["y"]
     np.testing.assert_allclose(actual, expected, rtol=1e-4, atol=1e-5 * np.abs(expected).max())
 
 
-def test_quantize_dynamic_products_run_on_integers(ctx, tmp_path):
-    """quantize_dynamic's MatMulInteger -> Cast -> Mul(a_scale * b_scale) becomes one product of
-    dequantized values (MatMulIntegerToFloat), which runs on integers with a float32 result."""
-    model, name, shape = matmul_net()
+@pytest.mark.parametrize("net", [matmul_net, conv_net])
+def test_quantize_dynamic_products_run_on_integers(ctx, tmp_path, net):
+    """quantize_dynamic's MatMulInteger | ConvInteger -> Cast -> Mul(a_scale * b_scale) becomes one
+    product or convolution of dequantized values, which runs on integers with a float32 result."""
+    model, name, shape = net()
     quantized = quantize_dynamic(model, tmp_path)
     graph = webnn.onnx.load(quantized, ctx)
     summary = dict(graph.describe_plan()["passes"])["quantized_ops"]
-    assert summary.startswith("2 ops run on integers (quantizedMatmul"), summary
+    # conv_net: two convolutions and a matmul; its depthwise convolution runs in float
+    assert summary.startswith("2 ops run on integers (quantizedMatmul" if net is matmul_net else
+                              "3 ops run on integers (quantizedConv2d"), summary
     x = np.random.default_rng(9).standard_normal(shape).astype(np.float32)
-    np.testing.assert_allclose(graph.compute({name: x})["y"], ort_run(quantized, {name: x})["y"], rtol=1e-5, atol=1e-6)
+    expected = ort_run_dynamic(quantized, {name: x})["y"]
+    np.testing.assert_allclose(graph.compute({name: x})["y"], expected, rtol=1e-5, atol=1e-6 * np.abs(expected).max())
 
 
 @pytest.mark.parametrize("case", ["zero_points_bias", "per_column", "int8_a", "no_zero_points"])

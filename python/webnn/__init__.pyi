@@ -158,7 +158,8 @@ class MLGraphBuilder:
         """Creates a constant operand. Accepted forms:
 
         - ``constant(descriptor, data)``: data is a numpy array of the descriptor's dtype or raw bytes;
-        - ``constant(array)``: dtype and shape from a numpy array;
+        - ``constant(array)``: dtype and shape from a numpy array (a NumPy scalar such as
+          ``np.float16(0.5)`` is a 0-d array of its dtype);
         - ``constant(data_type, value)``: a scalar, converted with the spec's cast rules;
         - ``constant(tensor)``: a constant MLTensor from ``create_constant_tensor``.
 

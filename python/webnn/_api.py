@@ -197,7 +197,8 @@ def _constant(self, *args, **keywords):
     """Creates a constant operand. Accepted forms:
 
     - ``constant(descriptor, data)``: data is a numpy array of the descriptor's dtype or raw bytes;
-    - ``constant(array)``: dtype and shape from a numpy array;
+    - ``constant(array)``: dtype and shape from a numpy array (a NumPy scalar such as
+      ``np.float16(0.5)`` is a 0-d array of its dtype);
     - ``constant(data_type, value)``: a scalar, converted with the spec's cast rules;
     - ``constant(tensor)``: a constant MLTensor from ``create_constant_tensor``.
 
@@ -206,6 +207,8 @@ def _constant(self, *args, **keywords):
     2022 Working Draft convenience: ``constant(value, type='float32')`` (value first, the type
     defaulting to float32) creates the same scalar as ``constant(type, value)``.
     """
+    if len(args) == 1 and isinstance(args[0], np.generic) and not keywords:
+        args = (np.asarray(args[0]),)  # a NumPy scalar keeps its dtype (a 0-d array), as constant(array)
     value_first = _compat.constant_value_first(args, keywords)
     if value_first is not None:
         args, keywords = value_first, {}

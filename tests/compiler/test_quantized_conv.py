@@ -546,10 +546,11 @@ def assert_integer_plan(graph, spec):
 
 
 def assert_float_plan(graph):
-    """The convolution runs in float: a float32 conv2d step, its quantizeLinear in a step of its own
-    or at the end of an element-wise chain (elementwise_fusion)."""
+    """The convolution's result is not quantized in its step: a float conv2d step, or a quantizedConv2d
+    (dequantized input and filter on integers) with a float32 result; its quantizeLinear in a step of
+    its own or at the end of an element-wise chain (elementwise_fusion)."""
     steps = [s for s in graph.describe_plan()["steps"] if not s["view"]]
-    convs = [s for s in steps if s["op"] == "conv2d"]
+    convs = [s for s in steps if s["op"] in ("conv2d", "quantizedConv2d")]
     assert convs and all(s["outputs"][0]["dataType"] in ("float32", "float16") for s in convs), steps
     assert not [s for s in convs if "quantizeLinear" in s["fused"]], steps
     assert [s for s in steps if s["op"] == "quantizeLinear" or "quantizeLinear" in s["fused"]], steps
@@ -675,14 +676,16 @@ def test_left_in_float(context, name):
     check_outputs(case, outputs, name)
     assert_float_plan(graph)
     integer, floating, _ = counts(summary(graph))
-    assert integer == 0, summary(graph)
+    products = [s for s in graph.describe_plan()["steps"] if s["op"] == "quantizedConv2d"]
+    assert integer == len(products), summary(graph)  # only products with a float32 result, if any
     if CASES[name].also != "act_output":  # (a relu read elsewhere need not make the conv a candidate)
         assert floating >= 1, summary(graph)
 
 
 def test_counts_integer_and_float_convs_in_one_graph(context):
     """Two quantized convs in a row (the first's output dequantized for the second) run on integers;
-    a third whose float output is also a graph output stays in float."""
+    a third whose float output is also a graph output is not quantized in its step: a product on
+    integers with a float32 result (quantizedConv2d), quantized by a step of its own."""
     rng = np.random.default_rng(11)
     b = webnn.MLGraphBuilder(context)
     one = lambda v, dtype: b.constant(np.full([1, 1, 1, 1], v, dtype))  # noqa: E731
@@ -713,14 +716,16 @@ def test_counts_integer_and_float_convs_in_one_graph(context):
     np.testing.assert_array_equal(out["q"], r3)  # power-of-two scales: exact
     np.testing.assert_allclose(out["float"], f3, rtol=0, atol=1e-6 * max(1, np.abs(f3).max()))
     integer, floating, _ = counts(summary(graph))
-    assert (integer, floating) == (2, 1), summary(graph)
+    assert (integer, floating) == (3, 1), summary(graph)
+    assert "quantizedConv2d" in summary(graph), summary(graph)
 
 
 @pytest.mark.parametrize("scales", [(2.0 ** 60, 2.0 ** 60, 2.0 ** -60), (1.0, 1.0, 2.0 ** -126)],
                          ids=["scales", "bias"])
-def test_scale_ratio_overflowing_float32_stays_in_float(context, scales):
+def test_scale_ratio_overflowing_float32_quantizes_in_float(context, scales):
     """The kernel multiplies by sx * sw / sy and adds bias / sy; when either is not a finite float32,
-    the conv stays in float (the float path's infinities then quantize as the spec says)."""
+    the conv's result is not quantized in its step: a product with a float32 result (sx * sw and the
+    bias are finite), then the float path's quantize (its infinities quantize as the spec says)."""
     scale_in, scale_w, scale_out = scales
     b = webnn.MLGraphBuilder(context)
     one = lambda v, dtype: b.constant(np.full([1, 1, 1, 1], v, dtype))  # noqa: E731
@@ -739,8 +744,51 @@ def test_scale_ratio_overflowing_float32_stays_in_float(context, scales):
         expected = np.clip(np.rint(np.float32(ref / scale_out)) + 3, 0, 255)
     np.testing.assert_array_equal(out, expected.astype(np.uint8))
     integer, floating, _ = counts(summary(graph))
-    assert (integer, floating) == (0, 1), summary(graph)
+    assert (integer, floating) == (1, 1) and "quantizedConv2d" in summary(graph), summary(graph)
     assert "overflows float32" in summary(graph) or "not a finite float32" in summary(graph), summary(graph)
+
+
+@pytest.mark.parametrize("layout", ["nchw", "nhwc"])
+@pytest.mark.parametrize("shape", ["3x3_pad_stride_2", "1x1", "5x5_groups_2_dilation_2", "3x3_many_channels"])
+@pytest.mark.parametrize("types", [("uint8", "int8"), ("int8", "int8"), ("uint8", "uint8")])
+def test_float_result_convolutions_run_on_integers_exactly(context, layout, shape, types):
+    """dequantizeLinear(x) -> conv2d(dequantizeLinear(constant w)) whose float32 result is the output
+    (a dynamically quantized model's ConvInteger: x's scale and zero point are graph inputs here):
+    one quantizedConv2d step computing float32(float32(exact sum) * float32(sx * sw)), bit for bit.
+    Padding reads the zero point, which changes per dispatch."""
+    kh, stride, dilation, groups, channels, out = {
+        "3x3_pad_stride_2": (3, 2, 1, 1, 5, 7), "1x1": (1, 1, 1, 1, 16, 40),
+        "5x5_groups_2_dilation_2": (5, 1, 2, 2, 6, 10), "3x3_many_channels": (3, 1, 1, 1, 72, 33)}[shape]
+    x_type, w_type = types
+    rng = np.random.default_rng(zlib.crc32(f"{layout}{shape}{types}".encode()))
+    lo, hi = (0, 255) if x_type == "uint8" else (-128, 127)
+    w_lo, w_hi = (0, 255) if w_type == "uint8" else (-128, 127)
+    x = rng.integers(lo, hi, (2, channels, 9, 11), endpoint=True).astype(x_type)
+    w = rng.integers(w_lo, w_hi, (out, channels // groups, kh, kh), endpoint=True).astype(w_type)
+    sw = (rng.random(out) * 0.01 + 0.001).astype(np.float32)
+    zw = rng.integers(w_lo, w_hi, out, endpoint=True).astype(w_type)
+    pad = (kh // 2) * dilation
+    b = webnn.MLGraphBuilder(context)
+    given = x if layout == "nchw" else x.transpose(0, 2, 3, 1).copy()
+    inp = b.input("x", data_type=x_type, shape=list(given.shape))
+    d = b.dequantize_linear(inp, b.input("sx", data_type="float32", shape=[1, 1, 1, 1]),
+                            b.input("zx", data_type=x_type, shape=[1, 1, 1, 1]))
+    f = b.dequantize_linear(b.constant(w), b.constant(sw.reshape(out, 1, 1, 1)), b.constant(zw.reshape(out, 1, 1, 1)))
+    y = b.conv2d(d, f, padding=[pad] * 4, strides=[stride] * 2, dilations=[dilation] * 2, groups=groups,
+                 input_layout=layout)
+    graph = b.build({"y": y})
+    steps = [s for s in graph.describe_plan()["steps"] if not s["view"]]
+    assert [s["op"] for s in steps] == ["quantizedConv2d"], steps
+    for sx, zx in ((0.013, lo + 3), (2.5, hi), (2.0 ** -20, lo)):
+        feeds = {"x": given, "sx": np.full([1, 1, 1, 1], sx, np.float32), "zx": np.full([1, 1, 1, 1], zx, x_type)}
+        sums = conv64(x.astype(np.float64) - zx, w.astype(np.float64) - zw.reshape(out, 1, 1, 1).astype(np.float64),
+                      (stride, stride), (dilation, dilation), [pad] * 4, groups)
+        multiplier = (np.float64(np.float32(sx)) * sw.astype(np.float64)).astype(np.float32).reshape(1, out, 1, 1)
+        want = sums.astype(np.float32) * multiplier
+        got = context.compute(graph, feeds)["y"]
+        if layout == "nhwc":
+            got = got.transpose(0, 3, 1, 2)
+        np.testing.assert_array_equal(got, want)
 
 
 @pytest.mark.parametrize("name", ["exact_u8_s8_relu", "exact_u8_s8_random_zero_points", "depthwise_8"])

@@ -338,5 +338,6 @@ struct ElementwiseChain {
 const OpDef& attention_op();          // graph/ops/attention.cc
 const OpDef& elementwise_chain_op();  // graph/ops/elementwise_chain.cc
 const OpDef& quantized_matmul_op();   // graph/ops/quantized_matmul.cc
+const OpDef& quantized_conv2d_op();   // graph/ops/quantized_conv2d.cc
 
 }  // namespace webnn

@@ -186,8 +186,9 @@ class Converter:
         for index, node in self.in_order(nodes):
             self.node = node
             self.label = node.name or f"{node.op_type}_{index}"
-            default_domain = node.domain in DEFAULT_DOMAINS
-            if not default_domain and node.domain not in _OTHER_DOMAINS:
+            fused_handler = getattr(node, "handler", None)  # a node the importer fused (FusedNode)
+            default_domain = node.domain in DEFAULT_DOMAINS and fused_handler is None
+            if fused_handler is None and not default_domain and node.domain not in _OTHER_DOMAINS:
                 raise self.unsupported(f"the operator domain '{node.domain}' is not supported (only the default "
                                        f"ONNX domain and {', '.join(sorted(_OTHER_DOMAINS))})")
             # Other domains' ops are not folded (left to the compiler's own constant folding).
@@ -196,7 +197,7 @@ class Converter:
                     and self.dtype(node.input[0]) in ("int8", "uint8")):
                 outputs = _folding.evaluate(self, node, opset)
             else:
-                handler = HANDLERS.get(handler_key(node.domain, node.op_type))
+                handler = fused_handler or HANDLERS.get(handler_key(node.domain, node.op_type))
                 if handler is None:
                     raise self.unsupported("this operator has no WebNN mapping" if default_domain else
                                            f"the {node.domain} operator {node.op_type} has no WebNN mapping")
@@ -382,7 +383,7 @@ def _convert_graph(model, builder, context, override_dims, input_shapes, walk, w
                                     "which WebNN does not have")
         inputs[info.name] = {"dataType": data_type, "shape": list(shape)}
         converter.set(info.name, builder.input(info.name, data_type=data_type, shape=list(shape)))
-    nodes = fuse_integer_products(list(graph.node), {info.name for info in graph.output}, set(weights))
+    nodes = fuse_integer_products(list(graph.node), {info.name for info in graph.output}, weights)
     converter.run_nodes(nodes, converter.opset)
     outputs = {}
     used = {id(converter.values[name]) for name in inputs}  # an input can be an output only through identity

@@ -254,16 +254,17 @@ class ConvMatcher {
   const OpDef *conv2d_, *quantize_, *dequantize_, *matmul_, *gemm_;
 };
 
-// A matmul of dequantizeLinear(a) by dequantizeLinear(constant b) whose float32 result is not
-// quantized again (a dynamically quantized model's MatMulInteger -> Cast -> Mul, or a QDQ model's
-// last product): a quantizedMatmul node (graph/ops/quantized_matmul.cc) on integers. a: 8-bit, one
-// float32 scale and one zero point, constant or computed at run time; b: an 8-bit constant [K, N]
-// with per-tensor or per-column constant parameters. Returns the rewritten node count; a matmul of
-// two dequantized values that stays in float adds its reason to `left`.
+// A matmul or conv2d of dequantizeLinear(a) by dequantizeLinear(constant b) whose float32 result is
+// not quantized again (a dynamically quantized model's MatMulInteger | ConvInteger -> Cast -> Mul, or a
+// QDQ model's last product): a quantizedMatmul or quantizedConv2d node (graph/ops/) on integers. a:
+// 8-bit, one float32 scale and one zero point, constant or computed at run time; b: an 8-bit constant
+// with per-tensor or per-output-channel constant parameters. Returns the rewritten node count; a
+// product of two dequantized values that stays in float adds its reason to `left`.
 size_t quantize_float_products(CompileState& state, std::map<std::string, size_t>& kernels,
                                std::map<std::string, size_t>& left) {
   GraphIR& ir = state.graph;
   const OpDef* matmul = find_op("matmul");
+  const OpDef* conv2d = find_op("conv2d");
   const OpDef* dequantize = find_op("dequantizeLinear");
   const auto dequantized = [&](int id) {
     const int n = ir.operands[size_t(id)].producer;
@@ -273,7 +274,8 @@ size_t quantize_float_products(CompileState& state, std::map<std::string, size_t
   size_t rewritten = 0;
   for (size_t n = 0; n < ir.nodes.size(); ++n) {
     const Node& node = ir.nodes[n];
-    if (!state.live_node[n] || node.def != matmul || type(node.outputs[0]) != DataType::kFloat32) continue;
+    if (!state.live_node[n] || (node.def != matmul && node.def != conv2d) || type(node.outputs[0]) != DataType::kFloat32)
+      continue;
     const int da = dequantized(node.inputs[0]), db = dequantized(node.inputs[1]);
     if (da < 0 || db < 0) continue;
     const Node& a = ir.nodes[size_t(da)];
@@ -284,19 +286,22 @@ size_t quantize_float_products(CompileState& state, std::map<std::string, size_t
     else if (type(a.inputs[1]) != DataType::kFloat32 || element_count(ir.operands[size_t(a.inputs[1])].desc) != 1 ||
              element_count(ir.operands[size_t(a.inputs[2])].desc) != 1)
       why = "a float product whose input has more than one scale";
-    else if (!holds_constant(ir.operands[size_t(b.inputs[0])]) || b_shape.size() != 2)
+    else if (!holds_constant(ir.operands[size_t(b.inputs[0])]) || (node.def == matmul && b_shape.size() != 2))
       why = "a float product by a dequantized value that is not a constant matrix";
+    else if (node.def == conv2d && int8_conv2d_is_depthwise(OpView(node, ir.operands).attributes<Conv2dParams>()))
+      why = "a depthwise convolution with a float result (its float loops are as fast)";
     else if (type(b.inputs[1]) != DataType::kFloat32)
       why = "a float product by a matrix whose scales are not float32";
     if (!why.empty()) {
       ++left[why];
       continue;
     }
-    Node fused{&quantized_matmul_op(),
+    Node fused{node.def == matmul ? &quantized_matmul_op() : &quantized_conv2d_op(),
                {OperandRef{a.inputs[0]}, OperandRef{a.inputs[1]}, OperandRef{a.inputs[2]}, OperandRef{b.inputs[0]},
                 OperandRef{b.inputs[1]}, OperandRef{b.inputs[2]}},
                node.label, {}, node.outputs, nullptr};
-    fused.absorbed_ops = {"dequantizeLinear", "matmul"};
+    fused.args.insert(fused.args.end(), node.args.begin() + 2, node.args.end());  // conv2d's options
+    fused.absorbed_ops = {"dequantizeLinear", node.def->name};
     rebuild_inputs(fused);
     try {
       const std::vector<OperandDescriptor> out = revalidate(fused, ir.operands);
@@ -309,7 +314,8 @@ size_t quantize_float_products(CompileState& state, std::map<std::string, size_t
       continue;
     }
     const Conv2dParams& params = OpView(fused, ir.operands).attributes<Conv2dParams>();
-    ++kernels[str_cat("quantizedMatmul ", int8_conv2d_ukernel(params, ir.operands[size_t(b.inputs[0])].constant_data->data()).name)];
+    ++kernels[str_cat(fused.def->name, " ",
+                      int8_conv2d_ukernel(params, ir.operands[size_t(b.inputs[0])].constant_data->data()).name)];
     ir.nodes[n] = std::move(fused);
     ++rewritten;
   }

@@ -1,5 +1,6 @@
 // conv2d: 2-D convolution, any input/filter layout, groups, strides, dilations, padding, bias.
 #include "graph/op_def.h"
+#include "graph/ops/quantized_common.h"
 #include "kernels/conv/conv.h"
 #include "kernels/int8/int8_conv.h"
 
@@ -74,6 +75,26 @@ Conv2dShape conv2d_shape(const OpView& op) {
   r.output = nhwc ? std::vector<uint32_t>{N, OH, OW, f.o} : std::vector<uint32_t>{N, f.o, OH, OW};
   return r;
 }
+
+}  // namespace
+
+std::vector<ParamSpec> conv2d_options() {
+  return {{"padding", ParamKind::kUintList, std::vector<int64_t>{0, 0, 0, 0}},
+          {"strides", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
+          {"dilations", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
+          {"groups", ParamKind::kUint, int64_t(1)},
+          {"inputLayout", ParamKind::kEnum, std::string("nchw"), {"nchw", "nhwc"}},
+          {"filterLayout", ParamKind::kEnum, std::string("oihw"), {"oihw", "hwio", "ohwi", "ihwo"}},
+          {"bias", ParamKind::kOptionalOperand}};
+}
+
+Conv2dParams conv2d_parameters(const OpView& op, std::vector<uint32_t>& output_shape) {
+  Conv2dShape shape = conv2d_shape(op);
+  output_shape = shape.output;
+  return shape.params;
+}
+
+namespace {
 
 std::vector<OperandDescriptor> infer_conv2d(const OpView& op) {
   Conv2dShape shape = conv2d_shape(op);
@@ -152,13 +173,7 @@ const OpDef& conv2d_op() {
     OpDef d{
       "conv2d",
       {{"input", ParamKind::kOperand}, {"filter", ParamKind::kOperand}},
-      {{"padding", ParamKind::kUintList, std::vector<int64_t>{0, 0, 0, 0}},
-       {"strides", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
-       {"dilations", ParamKind::kUintList, std::vector<int64_t>{1, 1}},
-       {"groups", ParamKind::kUint, int64_t(1)},
-       {"inputLayout", ParamKind::kEnum, std::string("nchw"), {"nchw", "nhwc"}},
-       {"filterLayout", ParamKind::kEnum, std::string("oihw"), {"oihw", "hwio", "ohwi", "ihwo"}},
-       {"bias", ParamKind::kOptionalOperand}},
+      conv2d_options(),
       {{"input", kFloatTypes, 4, 4},
        {"filter", kFloatTypes, 4, 4, "input"},
        {"bias", kFloatTypes, 1, 1, "input"},

@@ -92,9 +92,10 @@ class Int8Conv2d {
       min_ = float(std::clamp(double(q_.min) / output_scale, lowest, highest));
       max_ = float(std::clamp(double(q_.max) / output_scale, lowest, highest));
     }
-    if ((q_.float_output || q_.runtime_input_parameters) &&
-        (!p.nhwc || p.groups != 1 || int8_conv2d_is_depthwise(p) || p.kernel_h * p.kernel_w != 1))
-      throw Error(ErrorKind::kUnknownError, "internal: float output and input parameters at run time are for products");
+    if ((q_.float_output || q_.runtime_input_parameters) && int8_conv2d_is_depthwise(p))
+      throw Error(ErrorKind::kUnknownError, "internal: a depthwise convolution's output is quantized");
+    if (q_.addend != Conv2dQuantization::Addend::kNone && !p.nhwc)
+      throw Error(ErrorKind::kUnknownError, "internal: an NCHW convolution's output takes no addend");
     const FilterStrides fs = filter_strides(p);
     auto centered = [&](size_t o, size_t c, size_t tap) {
       return filter_value(p, filter, o * fs.o + c * fs.i + tap / p.kernel_w * fs.h + tap % p.kernel_w * fs.w) -
@@ -352,7 +353,8 @@ class Int8Conv2d {
     auto run = [&](size_t begin, size_t end) {
       uint32_t* a = thread_buffer<uint32_t>(0, block_tiles * tile_words + kRowSlack / sizeof(uint32_t));
       int32_t* tile = thread_buffer<int32_t>(2, mr * nr);
-      uint8_t* staged_out = thread_buffer<uint8_t>(3, mr * kMaxNr);
+      uint8_t* staged_out = thread_buffer<uint8_t>(3, mr * kMaxNr * sizeof(float));
+      float* staged_float = reinterpret_cast<float*>(staged_out);
       for (size_t item = begin; item < end; ++item) {
         const size_t chunk = item % chunks, g = item / chunks % p_.groups;
         const size_t t0 = item / chunks / p_.groups * block_tiles, t1 = std::min(tiles, t0 + block_tiles);
@@ -372,9 +374,18 @@ class Int8Conv2d {
                      p_.in_channels / 4, b, tile);
             else
               uk_.fn(k_steps_, a + (t - t0) * tile_words, k_steps_, b, tile);
-            if (q_.float_output) {  // (NHWC: checked at construction)
+            if (q_.float_output && p_.nhwc) {
               kernels_.dequantize_sums(rows, cols, tile, nr, rq, out_float + m0 * O + o0, O);
               if (finishes_tiles_) finish_float_tile(out_float, m0, o0, rows, cols, addend);
+              continue;
+            }
+            if (q_.float_output) {  // NCHW: each column is a plane (no addend; a clamp in dequantize_sums)
+              kernels_.dequantize_sums(rows, cols, tile, nr, rq, staged_float, kMaxNr);
+              for (size_t i = 0; i < rows; ++i) {
+                const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
+                float* dst = out_float + (n * O + o0) * ohw + pix;
+                for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_float[i * kMaxNr + j];
+              }
               continue;
             }
             if (p_.nhwc) {
@@ -389,8 +400,9 @@ class Int8Conv2d {
             }
           }
         }
-        if (q_.float_output && activation_)  // (groups is 1)
-          finish_float_rows(out_float, t0 * mr, std::min(M, t1 * mr), chunk * chunk_panels * nr, std::min(O, p1 * nr));
+        if (q_.float_output && activation_)  // (NHWC: the epilogue is channels-last only)
+          finish_float_rows(out_float, t0 * mr, std::min(M, t1 * mr), g * og_ + chunk * chunk_panels * nr,
+                            g * og_ + std::min(og_, p1 * nr));
       }
     };
     const size_t work = M * O * K_;

@@ -222,12 +222,63 @@ def matmul_integer_to_float(cv, node, opset):
     return cv.op("add", y, cv.operand(node.input[6])) if cv.has(node, 6) else y
 
 
+class FusedNode:
+    """A node the importer made of several of the file's nodes: the NodeProto fields the converter
+    reads, and the handler that maps it (never looked up by name: a file cannot name one)."""
+
+    def __init__(self, op_type, inputs, outputs, name, attribute, handler):
+        self.op_type, self.domain, self.name = op_type, "", name
+        self.input, self.output, self.attribute = list(inputs), list(outputs), list(attribute)
+        self.handler = handler
+
+
+def _conv_integer_to_float(cv, node, opset):
+    """ConvInteger -> Cast -> Mul(x_scale * w_scale): conv2d(dequantizeLinear(x), dequantizeLinear(w)),
+    which the compiler runs on integers with a float32 result (quantizedConv2d)."""
+    attrs = attributes(node)
+    x, w = cv.operand(node.input[0]), cv.operand(node.input[1])
+    for what, value in (("x", x), ("w", w)):
+        if value.data_type not in _INTEGER_RANGES:
+            raise cv.unsupported(f"{what} is {value.data_type}; only int8 and uint8 are supported")
+    rank, channels = len(x.shape), int(w.shape[0])
+    per_channel = [channels] + [1] * (len(w.shape) - 1)
+
+    def parameter(index, shape_if_many, data_type, what):
+        value = cv.value(node.input[index])
+        count = int(np.prod(value.shape, dtype=np.int64))
+        if count != 1 and (not shape_if_many or count != channels):
+            raise cv.unsupported(f"{what} of shape {list(value.shape)} is not supported")
+        return cv.operand(reshape(cv, value, [1] * len(shape_if_many or [0] * rank) if count == 1 else shape_if_many),
+                          data_type)
+
+    scale_type = cv.dtype(node.input[2])
+    x_scale = parameter(2, None, scale_type, "x_scale")
+    w_scale = parameter(3, per_channel, scale_type, "w_scale")
+    x_zero = parameter(4, None, x.data_type, "x_zero_point") if node.input[4] else cv.operand(
+        np.zeros([1] * rank, x.data_type))
+    w_zero = parameter(5, per_channel, w.data_type, "w_zero_point") if node.input[5] else cv.operand(
+        np.zeros([1] * len(w.shape), w.data_type))
+    return convolve(cv, attrs, cv.op("dequantizeLinear", x, x_scale, x_zero),
+                    cv.op("dequantizeLinear", w, w_scale, w_zero))
+
+
+def _channel_scale(shape, channels, rank):
+    """Whether a constant of ``shape`` multiplies a rank-``rank`` [N, C, ...] result by one value, or
+    by one value per channel C (right-aligned broadcasting: [C, 1, ...] or [1, C, 1, ...])."""
+    dims = [int(d) for d in shape]
+    if int(np.prod(dims, dtype=np.int64)) == 1:
+        return len(dims) <= rank
+    lead = rank - len(dims)
+    return lead in (0, 1) and all(d == (channels if lead + i == 1 else 1) for i, d in enumerate(dims))
+
+
 def fuse_integer_products(nodes, outputs, constants):
-    """The nodes with each MatMulInteger -> Cast(to float) -> Mul(by a_scale * b_scale) chain, as
-    onnxruntime.quantization.quantize_dynamic writes it (b_scale a constant; the MatMulInteger and
-    Cast results read by nothing else), made one MatMulIntegerToFloat node at the Mul's place: the
-    same value (the exact integer sums times the scales' product), which WebNN spells as a product of
-    dequantized operands."""
+    """The nodes with each MatMulInteger | ConvInteger -> Cast(to float) -> Mul(by a_scale * b_scale)
+    chain, as onnxruntime.quantization.quantize_dynamic writes it (b_scale a constant: one value, or
+    one per column or output channel; the integer and Cast results read by nothing else), made one
+    node at the Mul's place: ONNX Runtime's MatMulIntegerToFloat, or a fused conv (FusedNode). The
+    same value (the exact integer sums times the scales' product), which WebNN spells as a product or
+    convolution of dequantized operands. ``constants``: {initializer name: array}."""
     from .._prepare import onnx_module
     producer = {name: node for node in nodes for name in node.output}
     readers = {}
@@ -236,7 +287,8 @@ def fuse_integer_products(nodes, outputs, constants):
             readers.setdefault(name, []).append(node)
     fused, dropped = {}, set()
     for node in nodes:
-        if node.op_type != "MatMulInteger" or node.domain not in ("", "ai.onnx") or len(node.input) < 2:
+        if node.op_type not in ("MatMulInteger", "ConvInteger") or node.domain not in ("", "ai.onnx") or \
+                len(node.input) < 2:
             continue
         product = node.output[0]
         casts = readers.get(product, [])
@@ -257,9 +309,16 @@ def fuse_integer_products(nodes, outputs, constants):
         if b_scale not in constants:
             continue
         zeros = list(node.input[2:4]) + [""] * (4 - len(node.input))
-        fused[id(mul)] = onnx_module().helper.make_node(
-            "MatMulIntegerToFloat", [node.input[0], node.input[1], a_scale, b_scale, zeros[0], zeros[1]],
-            [mul.output[0]], name=node.name or mul.name, domain=MICROSOFT)
+        inputs = [node.input[0], node.input[1], a_scale, b_scale, zeros[0], zeros[1]]
+        if node.op_type == "ConvInteger":
+            weights = constants.get(node.input[1])
+            if weights is None or not _channel_scale(np.shape(constants[b_scale]), weights.shape[0], weights.ndim):
+                continue
+            fused[id(mul)] = FusedNode("ConvInteger", inputs, [mul.output[0]], node.name or mul.name, node.attribute,
+                                       _conv_integer_to_float)
+        else:
+            fused[id(mul)] = onnx_module().helper.make_node("MatMulIntegerToFloat", inputs, [mul.output[0]],
+                                                            name=node.name or mul.name, domain=MICROSOFT)
         dropped.update((id(node), id(cast)))
     if not fused:
         return nodes

@@ -1,0 +1,74 @@
+// quantizedConv2d (made by the compiler, not a builder method: compiler/passes/quantized_ops.cc):
+// conv2d(dequantizeLinear(input, inputScale, inputZeroPoint), dequantizeLinear(filter, filterScale,
+// filterZeroPoint)) with a float32 result, on integers (a dynamically quantized model's ConvInteger ->
+// Cast -> Mul). The input is 8-bit with one scale and one zero point, constants or values computed at
+// run time (read at each dispatch); the filter an 8-bit constant with per-tensor or per-output-channel
+// constant parameters; conv2d's options. Depthwise convolutions stay in float. As quantizedMatmul:
+// exact int32 sums, each multiplied by sx * sw once.
+#include "graph/ops/quantized_common.h"
+#include "kernels/int8/int8_conv.h"
+
+namespace webnn {
+
+namespace {
+
+std::vector<OperandDescriptor> infer_quantized_conv2d(const OpView& op) {
+  std::vector<uint32_t> shape;
+  Conv2dParams params = conv2d_parameters(op, shape);
+  if (int8_conv2d_is_depthwise(params)) op.fail("depthwise convolutions run in float");
+  if (params.kernel_h * params.kernel_w * (params.in_channels / params.groups) > kInt8MaxExactK)
+    op.fail("K is too large for exact int32 sums");
+  if (op.has("bias") && !op.info("bias").constant_data) op.fail("bias must be a constant");
+  Conv2dQuantization q = float_product_quantization(op, "filter", "filterScale", "filterZeroPoint", params.out_channels);
+  params.quantization = std::make_shared<const Conv2dQuantization>(std::move(q));
+  op.keep(params);
+  return {{DataType::kFloat32, shape}};
+}
+
+Kernel lower_quantized_conv2d(const OpView& op, const std::vector<OperandDescriptor>&) {
+  for (const char* name : {"filter", "filterScale", "filterZeroPoint"}) op.mark_copied_constant(name);
+  const float* bias = nullptr;  // (added to each product, rounded once with it)
+  if (op.has("bias")) {
+    op.mark_copied_constant("bias");
+    bias = reinterpret_cast<const float*>(op.info("bias").constant_data->data());
+  }
+  Conv2dParams params = op.attributes<Conv2dParams>();
+  take_float_epilogue(op, op.has("bias") ? 7 : 6, params);  // the addend after the operands
+  return make_int8_conv2d_kernel(params, op.info("filter").constant_data->data(), bias);
+}
+
+}  // namespace
+
+const OpDef& quantized_conv2d_op() {
+  constexpr DataTypeSet k8bit = type_bit(DataType::kUint8) | type_bit(DataType::kInt8);
+  constexpr DataTypeSet kFloat32 = type_bit(DataType::kFloat32);
+  static const OpDef def{"quantizedConv2d",
+                         {{"input", ParamKind::kOperand},
+                          {"inputScale", ParamKind::kOperand},
+                          {"inputZeroPoint", ParamKind::kOperand},
+                          {"filter", ParamKind::kOperand},
+                          {"filterScale", ParamKind::kOperand},
+                          {"filterZeroPoint", ParamKind::kOperand}},
+                         conv2d_options(),
+                         {{"input", k8bit, 4, 4},
+                          {"inputScale", kFloat32, 0, 4},
+                          {"inputZeroPoint", k8bit, 0, 4, "input"},
+                          {"filter", k8bit, 4, 4},
+                          {"filterScale", kFloat32, 0, 4},
+                          {"filterZeroPoint", k8bit, 0, 4, "filter"},
+                          {"bias", kFloat32, 1, 1},
+                          {"output", kFloat32, 4, 4}},
+                         infer_quantized_conv2d,
+                         lower_quantized_conv2d,
+                         1,
+                         false,
+                         // channels-last: the float32 result's epilogue, as conv2d's (rows of channels)
+                         [](const OpView& op) {
+                           return op.text("inputLayout") == "nhwc" ? uint32_t(kEpilogueClamp | kEpilogueResidual |
+                                                                              kEpilogueActivation)
+                                                                   : uint32_t(kEpilogueNone);
+                         }};
+  return def;
+}
+
+}  // namespace webnn
