@@ -203,3 +203,23 @@ def test_quantize_dequantize_follow(build_twice, per_channel):
     assert converted == 5 and exits == 1, _log(graph)  # both convs, the relu and the QDQ pair
     steps = _core.plan_steps(graph)
     assert steps.count("transpose") == 1, steps  # only the output goes back (the constants are views)
+
+
+@pytest.mark.parametrize("axes", [None, [2, 3], [1], [0, 1, 2, 3]])
+def test_reductions_keeping_their_dims_follow(build_twice, axes):
+    # A reduction keeping its dims (as DynamicQuantizeLinear's min and max are) reduces the same dims
+    # at their channels-last places; without keepDimensions its result leaves the region.
+    x = RNG.standard_normal((2, 4, 6, 5)).astype(np.float32)
+    w0, w1 = _weights(8, 4, 3, 3), _weights(6, 8, 1, 1)
+
+    def make(b):
+        a = b.input("x", data_type="float32", shape=list(x.shape))
+        y = b.conv2d(a, b.constant(w0), padding=[1, 1, 1, 1])
+        options = {} if axes is None else {"axes": axes}
+        scale = b.reduce_max(b.abs(y), keep_dimensions=True, **options)
+        z = b.conv2d(b.div(y, b.add(scale, b.constant("float32", 1.0))), b.constant(w1))
+        return b.build({"z": z, "mean": b.reduce_mean(z, axes=[2, 3])})
+
+    graph = _check(build_twice, make, {"x": x})
+    converted, entries, exits = _counts(graph)
+    assert converted == 6 and entries == 1, _log(graph)  # convs, abs, reduceMax, add, div; not reduceMean

@@ -872,3 +872,43 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description="Runs VARIANT_CASES at the level WEBNN_CPU_ISA forces.")
     parser.add_argument("output", help="the .npz file for the outputs (a .json beside it gets the summaries)")
     sys.exit(variant_main(parser.parse_args().output))
+
+
+def test_dynamically_quantized_block_runs_channels_last_with_its_batch_norm(context):
+    """A dynamically quantized network's block: quantizedConv2d steps start a channels-last region, a
+    batch normalization after one folds into its filter scales and bias, and a clamp joins its epilogue."""
+    rng = np.random.default_rng(21)
+    x = rng.integers(0, 255, (1, 8, 10, 10), endpoint=True).astype(np.uint8)
+    w1 = rng.integers(-128, 127, (16, 8, 3, 3), endpoint=True).astype(np.int8)
+    w2 = rng.integers(-128, 127, (8, 16, 1, 1), endpoint=True).astype(np.int8)
+    gamma, beta = rng.uniform(0.5, 1.5, 16).astype(np.float32), rng.standard_normal(16).astype(np.float32)
+    mean, var = rng.standard_normal(16).astype(np.float32), rng.uniform(0.5, 2.0, 16).astype(np.float32)
+    b = webnn.MLGraphBuilder(context)
+    one = lambda v, dtype: b.constant(np.full([1, 1, 1, 1], v, dtype))  # noqa: E731
+    scale = b.input("s", data_type="float32", shape=[1, 1, 1, 1])
+    zero = b.input("z", data_type="uint8", shape=[1, 1, 1, 1])
+    d = b.dequantize_linear(b.input("x", data_type="uint8", shape=[1, 8, 10, 10]), scale, zero)
+    f1 = b.dequantize_linear(b.constant(w1), one(0.002, np.float32), one(0, np.int8))
+    y = b.batch_normalization(b.conv2d(d, f1, padding=[1, 1, 1, 1]), b.constant(mean), b.constant(var),
+                              scale=b.constant(gamma), bias=b.constant(beta))
+    y = b.clamp(y, min_value=0.0, max_value=6.0)
+    q = b.quantize_linear(y, one(0.03, np.float32), one(0, np.uint8))
+    f2 = b.dequantize_linear(b.constant(w2), one(0.004, np.float32), one(0, np.int8))
+    out = b.conv2d(b.dequantize_linear(q, one(0.03, np.float32), one(0, np.uint8)), f2)
+    graph = b.build({"out": out})
+    plan = graph.describe_plan()
+    steps = [(s["op"], s["fused"]) for s in plan["steps"] if not s["view"]]
+    assert ("quantizedConv2d", ["dequantizeLinear", "conv2d", "clamp"]) in steps, steps
+    passes = dict(plan["passes"])
+    assert passes["scale_folding"].startswith("1 "), passes["scale_folding"]
+    # both convolutions, the quantize and the dequantize between them; one transpose in, one out
+    assert passes["nhwc_regions"] == "4 nodes run channels-last, 1 transposes into NHWC, 1 back to NCHW", passes
+    feeds = {"x": x, "s": np.full([1, 1, 1, 1], 0.05, np.float32), "z": np.full([1, 1, 1, 1], 128, np.uint8)}
+    conv1 = conv64((x.astype(np.float64) - 128) * 0.05, w1 * 0.002, (1, 1), (1, 1), [1] * 4, 1)
+    bn = (conv1 - mean.reshape(1, -1, 1, 1)) / np.sqrt(var.reshape(1, -1, 1, 1) + 1e-5) * gamma.reshape(1, -1, 1, 1)
+    q64 = np.clip(np.rint(np.clip(bn + beta.reshape(1, -1, 1, 1), 0, 6) / 0.03), 0, 255)
+    want = conv64(q64 * 0.03, w2 * 0.004, (1, 1), (1, 1), [0] * 4, 1)
+    got = context.compute(graph, feeds)["out"]
+    # one quantization step of the middle tensor at most, where the float path lands on a half
+    assert np.abs(got - want).max() <= 0.03 * 0.004 * 127 * 16 * 1.01
+    assert np.mean(np.abs(got - want) < 1e-4) > 0.95

@@ -37,37 +37,72 @@ Kernel lower_quantized_conv2d(const OpView& op, const std::vector<OperandDescrip
   return make_int8_conv2d_kernel(params, op.info("filter").constant_data->data(), bias);
 }
 
+// Folds y = scale[o] * conv(x) + shift[o] (a batch normalization after a dynamically quantized
+// convolution) into new constants: the filter's scales times scale[o] and the bias, scaled and shifted.
+bool absorb_channel_affine(Node& node, std::vector<OperandInfo>& operands, const ChannelAffine& map) {
+  const Conv2dParams params = OpView(node, operands).attributes<Conv2dParams>();
+  const size_t channels = params.out_channels;
+  if (!map.uniform() && (map.axis != (params.nhwc ? 3u : 1u) || map.scale.size() != channels)) return false;
+  const std::vector<double> scales = float_constant_values(operands[size_t(node.inputs[4])]);
+  std::vector<double> bias(channels, 0.0);
+  if (params.has_bias) bias = float_constant_values(operands[size_t(node.inputs[6])]);
+  if ((scales.size() != 1 && scales.size() != channels) || bias.size() != channels) return false;
+  std::vector<double> scaled(channels);
+  for (size_t o = 0; o < channels; ++o) {
+    scaled[o] = double(float(scales[scales.size() == 1 ? 0 : o] * map.scale_at(o)));
+    bias[o] = bias[o] * map.scale_at(o) + map.shift_at(o);
+  }
+  const OperandDescriptor row{DataType::kFloat32, {uint32_t(channels)}};
+  set_operand_argument(node, "filterScale", add_float_constant(operands, row, scaled));
+  set_operand_argument(node, "bias", add_float_constant(operands, row, bias));
+  revalidate(node, operands);
+  return true;
+}
+
 }  // namespace
 
 const OpDef& quantized_conv2d_op() {
-  constexpr DataTypeSet k8bit = type_bit(DataType::kUint8) | type_bit(DataType::kInt8);
-  constexpr DataTypeSet kFloat32 = type_bit(DataType::kFloat32);
-  static const OpDef def{"quantizedConv2d",
-                         {{"input", ParamKind::kOperand},
-                          {"inputScale", ParamKind::kOperand},
-                          {"inputZeroPoint", ParamKind::kOperand},
-                          {"filter", ParamKind::kOperand},
-                          {"filterScale", ParamKind::kOperand},
-                          {"filterZeroPoint", ParamKind::kOperand}},
-                         conv2d_options(),
-                         {{"input", k8bit, 4, 4},
-                          {"inputScale", kFloat32, 0, 4},
-                          {"inputZeroPoint", k8bit, 0, 4, "input"},
-                          {"filter", k8bit, 4, 4},
-                          {"filterScale", kFloat32, 0, 4},
-                          {"filterZeroPoint", k8bit, 0, 4, "filter"},
-                          {"bias", kFloat32, 1, 1},
-                          {"output", kFloat32, 4, 4}},
-                         infer_quantized_conv2d,
-                         lower_quantized_conv2d,
-                         1,
-                         false,
-                         // channels-last: the float32 result's epilogue, as conv2d's (rows of channels)
-                         [](const OpView& op) {
-                           return op.text("inputLayout") == "nhwc" ? uint32_t(kEpilogueClamp | kEpilogueResidual |
-                                                                              kEpilogueActivation)
-                                                                   : uint32_t(kEpilogueNone);
-                         }};
+  static const OpDef def = [] {
+    constexpr DataTypeSet k8bit = type_bit(DataType::kUint8) | type_bit(DataType::kInt8);
+    constexpr DataTypeSet kFloat32 = type_bit(DataType::kFloat32);
+    OpDef d{"quantizedConv2d",
+            {{"input", ParamKind::kOperand},
+             {"inputScale", ParamKind::kOperand},
+             {"inputZeroPoint", ParamKind::kOperand},
+             {"filter", ParamKind::kOperand},
+             {"filterScale", ParamKind::kOperand},
+             {"filterZeroPoint", ParamKind::kOperand}},
+            conv2d_options(),
+            {{"input", k8bit, 4, 4},
+             {"inputScale", kFloat32, 0, 4},
+             {"inputZeroPoint", k8bit, 0, 4, "input"},
+             {"filter", k8bit, 4, 4},
+             {"filterScale", kFloat32, 0, 4},
+             {"filterZeroPoint", k8bit, 0, 4, "filter"},
+             {"bias", kFloat32, 1, 1},
+             {"output", kFloat32, 4, 4}},
+            infer_quantized_conv2d,
+            lower_quantized_conv2d};
+    d.absorb_channel_affine = absorb_channel_affine;
+    // Channels-last: the float32 result's epilogue, as conv2d's (rows of channels).
+    d.epilogue_support = [](const OpView& op) {
+      return op.text("inputLayout") == "nhwc" ? uint32_t(kEpilogueClamp | kEpilogueResidual | kEpilogueActivation)
+                                              : uint32_t(kEpilogueNone);
+    };
+    // NCHW convolutions start channels-last regions (nhwc_regions), as conv2d's do: the 8-bit input is
+    // transposed (a byte each), and the gathered im2col rows are whole runs of channels.
+    d.nhwc_seed = [](const Node& node, const std::vector<OperandInfo>& operands) {
+      const Conv2dParams p = OpView(node, operands).attributes<Conv2dParams>();
+      return !p.nhwc && p.out_channels / p.groups > 1;
+    };
+    d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
+      if (OpView(node, operands).attributes<Conv2dParams>().nhwc) return false;
+      node.args[size_t(node.def->argument_index("inputLayout"))] = std::string("nhwc");
+      revalidate(node, operands);
+      return true;
+    };
+    return d;
+  }();
   return def;
 }
 

@@ -40,14 +40,30 @@ Kernel lower_reduce(const OpView& op, const std::vector<OperandDescriptor>& outp
   return make_reduce_kernel(Op, outputs[0].data_type, op.operand("input").shape, op.attributes<ReducedDims>().mask);
 }
 
+// Inside a channels-last region (its input made NHWC): the same dims reduced, at their NHWC places.
+// Only with keepDimensions (the region needs a rank-4 result).
+bool reduce_to_nhwc(Node& node, const std::vector<OperandInfo>& operands) {
+  if (!OpView(node, operands).flag("keepDimensions")) return false;
+  Attr& axes = node.args[size_t(node.def->argument_index("axes"))];
+  if (auto* list = std::get_if<std::vector<int64_t>>(&axes))
+    for (int64_t& axis : *list) {
+      if (axis < 0 || axis > 3) return false;
+      axis = nhwc_axis(axis);
+    }
+  revalidate(node, operands);
+  return true;
+}
+
 template <ReduceOp Op>
 OpDef reduce_def(const char* name, DataTypeSet types) {
-  return OpDef{name,
-               {{"input", ParamKind::kOperand}},
-               {{"axes", ParamKind::kUintList}, {"keepDimensions", ParamKind::kBool, false}},
-               {{"input", types, 0, kAnyRank}, {"output", types, 0, kAnyRank}},
-               infer_reduce,
-               lower_reduce<Op>};
+  OpDef def{name,
+            {{"input", ParamKind::kOperand}},
+            {{"axes", ParamKind::kUintList}, {"keepDimensions", ParamKind::kBool, false}},
+            {{"input", types, 0, kAnyRank}, {"output", types, 0, kAnyRank}},
+            infer_reduce,
+            lower_reduce<Op>};
+  def.to_nhwc = reduce_to_nhwc;
+  return def;
 }
 
 }  // namespace
