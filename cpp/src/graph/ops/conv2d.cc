@@ -88,6 +88,11 @@ std::vector<ParamSpec> conv2d_options() {
           {"bias", ParamKind::kOptionalOperand}};
 }
 
+bool conv2d_seeds_nhwc(const Node& node, const std::vector<OperandInfo>& operands) {
+  const Conv2dParams p = OpView(node, operands).attributes<Conv2dParams>();
+  return !p.nhwc && p.out_channels / p.groups > 1;
+}
+
 Conv2dParams conv2d_parameters(const OpView& op, std::vector<uint32_t>& output_shape) {
   Conv2dShape shape = conv2d_shape(op);
   output_shape = shape.output;
@@ -195,10 +200,7 @@ const OpDef& conv2d_op() {
     // channels-last region: in NCHW its output rows are pixels, while channels-last fills a GEMM
     // panel of 16-32 columns with one, after a transpose of its input (YOLOv8 at 640x640: 386 ->
     // 80 us). Inside a region it still follows.
-    d.nhwc_seed = [](const Node& node, const std::vector<OperandInfo>& operands) {
-      const Conv2dParams p = OpView(node, operands).attributes<Conv2dParams>();
-      return !p.nhwc && p.out_channels / p.groups > 1;
-    };
+    d.nhwc_seed = conv2d_seeds_nhwc;
     d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
       if (OpView(node, operands).attributes<Conv2dParams>().nhwc) return false;
       node.args[size_t(node.def->argument_index("inputLayout"))] = std::string("nhwc");

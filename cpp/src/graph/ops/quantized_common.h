@@ -20,6 +20,9 @@ void take_float_epilogue(const OpView& op, size_t addend_input, Conv2dParams& pa
 // Conv2d's options (padding, strides, dilations, groups, inputLayout, filterLayout, bias).
 std::vector<ParamSpec> conv2d_options();
 
+// OpDef::nhwc_seed of conv2d: an NCHW convolution with more than one output channel per group.
+bool conv2d_seeds_nhwc(const Node& node, const std::vector<OperandInfo>& operands);
+
 // Conv2d's own validation (graph/ops/conv2d.cc) of the operands "input" and "filter" and its
 // options: the kernel parameters, and the output shape.
 Conv2dParams conv2d_parameters(const OpView& op, std::vector<uint32_t>& output_shape);

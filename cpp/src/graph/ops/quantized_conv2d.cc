@@ -91,10 +91,7 @@ const OpDef& quantized_conv2d_op() {
     };
     // NCHW convolutions start channels-last regions (nhwc_regions), as conv2d's do: the 8-bit input is
     // transposed (a byte each), and the gathered im2col rows are whole runs of channels.
-    d.nhwc_seed = [](const Node& node, const std::vector<OperandInfo>& operands) {
-      const Conv2dParams p = OpView(node, operands).attributes<Conv2dParams>();
-      return !p.nhwc && p.out_channels / p.groups > 1;
-    };
+    d.nhwc_seed = conv2d_seeds_nhwc;
     d.to_nhwc = [](Node& node, const std::vector<OperandInfo>& operands) {
       if (OpView(node, operands).attributes<Conv2dParams>().nhwc) return false;
       node.args[size_t(node.def->argument_index("inputLayout"))] = std::string("nhwc");
