@@ -205,3 +205,21 @@ def test_the_pass_can_be_disabled(build_twice):
     assert _summary(plain) == "disabled (WEBNN_DISABLE_PASSES)"
     assert _core.plan_steps(plain) == ["mul", "sigmoid"]
     np.testing.assert_array_equal(graph.compute({"x": x})["y"], plain.compute({"x": x})["y"])
+
+
+@pytest.mark.parametrize("source", ["input", "constant"])
+def test_a_dropped_copy_is_read_by_a_widened_node(context, source):
+    # cast(x, float16) of float16 x is a copy: dropped, its readers read x's float32 form instead; a
+    # reader whose output keeps float16 is still widened (found by the builder fuzzer: it read the
+    # float32 values as float16 ones).
+    x = (RNG.standard_normal((7, 2, 3)) * 4).astype(np.float16)
+    b = webnn.MLGraphBuilder(context)
+    a = b.input("x", data_type=F16, shape=[7, 2, 3]) if source == "input" else b.abs(b.constant(x))
+    t = b.cast(a, F16)
+    graph = b.build({"r": b.reverse(t), "s": b.relu(t), "n": b.neg(b.cast(t, "float32"))})
+    got = graph.compute({"x": x} if source == "input" else {})
+    base = x if source == "input" else np.abs(x)
+    np.testing.assert_array_equal(got["r"], base[::-1, ::-1, ::-1])
+    np.testing.assert_array_equal(got["s"], np.maximum(base, np.float16(0)))
+    np.testing.assert_array_equal(got["n"], -base.astype(np.float32))
+    assert got["r"].dtype == np.float16 and got["n"].dtype == np.float32

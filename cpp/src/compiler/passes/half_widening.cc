@@ -81,17 +81,21 @@ class Widening {
 
     for (size_t n = 0; n < ir_.nodes.size(); ++n) {
       if (!state_.live_node[n]) continue;
-      Node node = ir_.nodes[n];
+      // Whether the node reads or writes a widened value: decided on its operands as built (a value
+      // whose copy was dropped is read from the copy's float32 input instead, below).
+      const Node& built = ir_.nodes[n];
+      const auto widened = [&](int id) { return bool(widened_[size_t(id)]); };
+      const bool touches = std::any_of(built.inputs.begin(), built.inputs.end(), widened) ||
+                           std::any_of(built.outputs.begin(), built.outputs.end(), widened);
+      Node node = built;
       for (int* id : operand_arguments(node))
         if (alias_[size_t(*id)] >= 0) *id = alias_[size_t(*id)];
       rebuild_inputs(node);
-      const bool touches = std::any_of(node.inputs.begin(), node.inputs.end(), [&](int id) { return widened_[size_t(id)]; }) ||
-                           std::any_of(node.outputs.begin(), node.outputs.end(), [&](int id) { return widened_[size_t(id)]; });
       if (!touches) {
         nodes_.push_back(std::move(node));
         continue;
       }
-      if (!widen(node, exact_[n])) keep_half(node);
+      if (!widen(node, exact_[n])) keep_half(built);
     }
     ir_.nodes = std::move(nodes_);
     for (OperandInfo& operand : ir_.operands) operand.producer = -1;
@@ -148,14 +152,16 @@ class Widening {
     return y;
   }
 
-  // A float16 operand holding widened operand x's values (for a node kept in float16).
+  // A float16 operand holding widened operand x's values (for a node kept in float16), narrowed from
+  // x, or from the float32 input of x's dropped copy.
   int half_of(int x, const std::string& label) {
     if (!widened_[size_t(x)]) return x;
     if (as_half_[size_t(x)] < 0) {
-      OperandDescriptor desc = ir_.operands[size_t(x)].desc;
+      const int source = alias_[size_t(x)] >= 0 ? alias_[size_t(x)] : x;
+      OperandDescriptor desc = ir_.operands[size_t(source)].desc;
       desc.data_type = DataType::kFloat16;
       as_half_[size_t(x)] = add_operand(desc);
-      emit_cast(x, as_half_[size_t(x)], DataType::kFloat16, label);
+      emit_cast(source, as_half_[size_t(x)], DataType::kFloat16, label);
     }
     return as_half_[size_t(x)];
   }
@@ -227,9 +233,9 @@ class Widening {
     return false;
   }
 
-  // Keeps `node` in float16: widened inputs narrowed (exact), widened outputs written as float16
-  // and widened after it.
-  void keep_half(Node& node) {
+  // Keeps the node (as built) in float16: widened inputs narrowed (exact), widened outputs written as
+  // float16 and widened after it.
+  void keep_half(Node node) {
     for (int* id : operand_arguments(node)) *id = half_of(*id, node.label);
     std::vector<std::pair<int, int>> widen_after;
     for (int& out : node.outputs) {
