@@ -173,8 +173,11 @@ class Int8Conv2d {
     const uint8_t zero_byte = *static_cast<const uint8_t*>(args.inputs[2]);
     const int32_t zero = input_signed_ ? int32_t(int8_t(zero_byte)) : int32_t(zero_byte);
     const int32_t a_zero = zero + (uk_.dot == Int8Dot::kU8S8x4 && input_signed_ ? 128 : 0);
-    std::vector<float> multiplier(multiplier_.size(), 0.0f);
-    std::vector<int32_t> offset(offset_.size(), 0);
+    // (Per-thread arrays kept across dispatches: no allocation per call once grown.)
+    thread_local std::vector<float> multiplier;
+    thread_local std::vector<int32_t> offset;
+    multiplier.assign(multiplier_.size(), 0.0f);
+    offset.assign(offset_.size(), 0);
     for (size_t o = 0; o < p_.out_channels; ++o) {
       multiplier[o] = float(double(scale) * double(q_.filter_scale[o]) / (q_.float_output ? 1.0 : double(q_.output_scale)));
       if (uk_.dot == Int8Dot::kU8S8x4) offset[o] = int32_t(-int64_t(a_zero) * column_sum_[o]);
