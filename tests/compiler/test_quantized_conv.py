@@ -12,7 +12,7 @@ path, the integer path and the float64 reference compute the same values: there 
 equal, and equal across kernel variants.
 
 The integer kernels are chosen by ISA level (WEBNN_CPU_ISA=ref|avx2|avx512) and CPU features
-(WEBNN_CPU_DISABLE=avx512vnni,avxvnni forces VNNI off); both are read once per process, so the kernel
+(WEBNN_CPU_DISABLE=amx,avx512vnni,avxvnni forces AMX and VNNI off); both are read once per process, so the kernel
 variants run a subset of the cases in subprocesses (this file run as a script). The uint8 x int8
 dot-product (VNNI) kernels take filters whose w - zw all fit int8; other filters run on the level's
 16-bit (s16) kernel, depthwise convolutions (channel multiplier 1, either layout) on the int8
@@ -602,6 +602,8 @@ def expected_kernels(case, level, disabled):
     avxvnni = fits and "avx_vnni" in flags and "avxvnni" not in disabled
     if level == "avx2":
         return [(["avxvnni"], ["avx512"])] if avxvnni else [(["s16", "avx2"], ["avx512", "vnni"])]
+    if fits and "amx_int8" in flags and "avx512_vnni" in flags and "amx" not in disabled:
+        return [(["amx"], ["s16"])]
     if fits and "avx512_vnni" in flags and "avx512vnni" not in disabled:
         return [(["avx512vnni"], ["s16"])]
     s16 = (["s16", "avx512"], ["vnni"])
@@ -623,8 +625,9 @@ VARIANTS = {
     "avx2": ("avx2", ""),
     "avx2_without_avxvnni": ("avx2", "avxvnni"),
     "avx512": ("avx512", ""),
-    "avx512_without_avx512vnni": ("avx512", "avx512vnni"),
-    "avx512_without_vnni": ("avx512", "avx512vnni,avxvnni"),
+    "avx512_without_amx": ("avx512", "amx"),
+    "avx512_without_avx512vnni": ("avx512", "amx,avx512vnni"),
+    "avx512_without_vnni": ("avx512", "amx,avx512vnni,avxvnni"),
 }
 
 

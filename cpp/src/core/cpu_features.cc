@@ -7,6 +7,10 @@
 #include <cpuid.h>
 #define WEBNN_X86 1
 #endif
+#if defined(WEBNN_X86) && defined(__linux__)
+#include <sys/syscall.h>
+#include <unistd.h>
+#endif
 
 namespace webnn {
 
@@ -51,8 +55,22 @@ CpuIsa detect() {
 #endif
 }
 
+// Whether this process may use the AMX tile registers: Linux grants their state (XTILEDATA, 8 KiB
+// per thread) only to a process that asks (arch_prctl ARCH_REQ_XCOMP_PERM); asking once covers
+// every thread. Other systems: not used.
+bool amx_permitted() {
+#if defined(WEBNN_X86) && defined(__linux__) && defined(SYS_arch_prctl)
+  constexpr int kRequestPermission = 0x1023;  // ARCH_REQ_XCOMP_PERM
+  constexpr unsigned long kTileData = 18;     // XFEATURE_XTILEDATA
+  return syscall(SYS_arch_prctl, kRequestPermission, kTileData) == 0;
+#else
+  return false;
+#endif
+}
+
 // cpuid leaf 7: AVX-512 VNNI (subleaf 0, ecx bit 11) and AVX-VNNI (subleaf 1, eax bit 4), each with
-// its OS state (zmm or ymm) and its base level.
+// its OS state (zmm or ymm) and its base level; AMX-TILE and AMX-INT8 (subleaf 0, edx bits 24 and
+// 25) with the tile state in XCR0 (bits 17, 18), AVX-512 VNNI and the OS's permission.
 CpuFeatures detect_features() {
   CpuFeatures f;
 #ifdef WEBNN_X86
@@ -61,6 +79,8 @@ CpuFeatures detect_features() {
   if (isa >= CpuIsa::kAvx512 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
     f.avx512_vnni = ecx & (1u << 11);
     f.avx512_vbmi = ecx & (1u << 1);
+    const bool tiles = (edx & (1u << 24)) && (edx & (1u << 25)) && (read_xcr0() & 0x60000) == 0x60000;
+    f.amx_int8 = tiles && f.avx512_vnni && amx_permitted();
   }
   if (isa >= CpuIsa::kAvx2 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avx_vnni = eax & (1u << 4);
 #endif
@@ -110,6 +130,7 @@ const CpuFeatures& active_features() {
     f.avx512_vnni = f.avx512_vnni && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vnni");
     f.avx_vnni = f.avx_vnni && active_isa() >= CpuIsa::kAvx2 && !listed(disabled, "avxvnni");
     f.avx512_vbmi = f.avx512_vbmi && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vbmi");
+    f.amx_int8 = f.amx_int8 && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "amx");
     return f;
   }();
   return features;

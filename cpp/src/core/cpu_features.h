@@ -30,11 +30,13 @@ CpuIsa active_isa();
 
 // Instruction-set extensions beyond the level that some kernels use (the int8 GEMM's dot products),
 // as detected, minus those named in WEBNN_CPU_DISABLE (a comma-separated list: avx512vnni, avxvnni,
-// avx512vbmi) and those above the active level (the AVX-512 ones need the avx512 level, AVX-VNNI avx2).
+// avx512vbmi, amx) and those above the active level (the AVX-512 ones and AMX need the avx512 level,
+// AVX-VNNI avx2).
 struct CpuFeatures {
   bool avx512_vnni = false;  // vpdpbusd on zmm
   bool avx_vnni = false;     // vpdpbusd on ymm, VEX-encoded
   bool avx512_vbmi = false;  // vpermi2b: 8-bit table lookups
+  bool amx_int8 = false;     // tdpbusd on tile registers (with AVX-512 VNNI, and the OS's permission)
 };
 const CpuFeatures& active_features();
 

@@ -50,6 +50,9 @@ KernelTable kernel_table_for(CpuIsa isa) {
   if (t.isa == CpuIsa::kAvx512 && features.avx512_vnni) t.int8.dot4 = u8s8_gemm_12x32_avx512vnni();
   if (t.isa == CpuIsa::kAvx512 && features.avx512_vbmi) t.int8.lookup = u8_lookup_avx512vbmi;
 #endif
+#if WEBNN_HAS_AMX_KERNELS
+  if (t.isa == CpuIsa::kAvx512 && features.amx_int8) t.int8.dot4 = u8s8_gemm_32x32_amx();
+#endif
 #if WEBNN_HAS_AVX2_KERNELS
   if (t.isa >= CpuIsa::kAvx2 && !t.int8.dot4.fn && features.avx_vnni) t.int8.dot4 = u8s8_gemm_6x16_avxvnni();
 #endif

@@ -98,7 +98,7 @@ using Int8BinaryFn = void (*)(const uint8_t* a, const uint8_t* b, size_t n, cons
 using Int8LookupFn = void (*)(const uint8_t* x, size_t n, const uint8_t* table, uint8_t* y);
 
 struct Int8Kernels {
-  Int8GemmUkernel dot4;  // uint8 x int8 (VNNI), when the CPU has it
+  Int8GemmUkernel dot4;  // uint8 x int8 (AMX or VNNI), when the CPU has it
   Int8GemmUkernel dot2;  // int16 x int16, everywhere
   Int8RequantizeFn requantize;
   Int8DequantizeFn dequantize_sums;
@@ -115,6 +115,7 @@ const Int8Kernels& int8_kernels_avx2();
 const Int8Kernels& int8_kernels_avx512();
 Int8GemmUkernel u8s8_gemm_12x32_avx512vnni();
 Int8GemmUkernel u8s8_gemm_6x16_avxvnni();
+Int8GemmUkernel u8s8_gemm_32x32_amx();
 void u8_lookup_avx512vbmi(const uint8_t* x, size_t n, const uint8_t* table, uint8_t* y);
 
 }  // namespace webnn
