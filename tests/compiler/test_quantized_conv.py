@@ -202,6 +202,13 @@ case("exact_pointwise_nhwc_rows_in_place", exact=True, c=32, o=40, size=(7, 9), 
      padding=(0, 0, 0, 0), layout="nhwc", filter_layout="hwio", w_zero="zero", act="relu")
 case("exact_pointwise_nhwc_groups_2", exact=True, c=32, o=20, groups=2, size=(5, 5), kernel=(1, 1),
      padding=(0, 0, 0, 0), layout="nhwc", filter_layout="ohwi", w_zero="zero")
+# rows read in place past their K bytes (AMX pads K to 64-byte rows: the extra bytes are the next
+# pixel's or the next group's, against zero weights), and a full last tile whose padded rows would
+# read past the input's end (gathered instead)
+case("exact_pointwise_nhwc_groups_2_rows_past_k", exact=True, c=48, o=20, groups=2, size=(8, 9), kernel=(1, 1),
+     padding=(0, 0, 0, 0), layout="nhwc", filter_layout="ohwi", w_zero="zero")
+case("exact_pointwise_nhwc_24ch_64_pixels", exact=True, c=24, o=40, size=(8, 8), kernel=(1, 1),
+     padding=(0, 0, 0, 0), layout="nhwc", filter_layout="hwio", w_zero="zero", act="relu")
 case("exact_depthwise_40_nhwc", exact=True, c=40, o=40, groups=40, size=(6, 5), layout="nhwc",
      filter_layout="ihwo", x="int8")
 # NHWC uint8 stems (each kernel row's taps gathered as one run of bytes: runs of 9, 15, 24 and 84 bytes,
@@ -244,7 +251,8 @@ VARIANT_CASES = ["exact_u8_s8_relu", "exact_s8_s8_nhwc_clamp", "exact_u8_s8_extr
                  "exact_s8_u8_extremes", "exact_depthwise_13_nhwc_relu6", "exact_groups_2_stride_2_dilation_2_batch_2",
                  "exact_image_1x1", "exact_o64_per_tensor", "odd_pixels_1x1", "k_1x1x4096", "k_1x1x4096_symmetric",
                  "depthwise_8", "depthwise_32_stride_2_relu6", "exact_pointwise_nhwc_rows_in_place",
-                 "exact_pointwise_nhwc_groups_2", "exact_depthwise_40_nhwc",
+                 "exact_pointwise_nhwc_groups_2", "exact_pointwise_nhwc_groups_2_rows_past_k",
+                 "exact_pointwise_nhwc_24ch_64_pixels", "exact_depthwise_40_nhwc",
                  "exact_stem_3ch_stride_2_nhwc", "exact_depthwise_48_5x5_dilation_2_nhwc",
                  "exact_depthwise_3_2x2_stride_2_nhwc"]
 

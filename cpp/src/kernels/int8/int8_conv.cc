@@ -123,7 +123,8 @@ class Int8Conv2d {
     }
     uk_ = int8_conv2d_ukernel(p, filter_data);
     const size_t width = int8_dot_width(uk_.dot), nr = uk_.nr;
-    k_steps_ = (K_ + width - 1) / width;
+    const size_t multiple = uk_.k_steps_multiple;
+    k_steps_ = ((K_ + width - 1) / width + multiple - 1) / multiple * multiple;
     panels_ = (og_ + nr - 1) / nr;
     // dot4 reads uint8 activations: int8 input is flipped (x + 128) as it is gathered, its zero point too.
     a_zero_ = q_.input_zero + (uk_.dot == Int8Dot::kU8S8x4 && input_signed_ ? 128 : 0);
@@ -253,9 +254,11 @@ class Int8Conv2d {
           for (size_t c = 0; c < cg; ++c) row[c] = T(int32_t(int8_t(x[c * cs])) - zero);
         else
           for (size_t c = 0; c < cg; ++c) row[c] = T(int32_t(x[c * cs]) - zero);
+      } else if (flip && cs == 1) {
+        for (size_t c = 0; c < cg; ++c) row[c] = T(x[c] ^ 0x80);  // (contiguous: vectorized)
       } else if (flip) {
         for (size_t c = 0; c < cg; ++c) row[c] = T(x[c * cs] ^ 0x80);
-      } else if (cs == 1 && cg >= 32) {
+      } else if (cs == 1 && cg >= 8) {
         std::memcpy(row, x, cg);
       } else {  // a few channels (a stem's 3): a call to memcpy per tap would cost more than the copy
         for (size_t c = 0; c < cg; ++c) row[c] = x[c * cs];
@@ -289,13 +292,13 @@ class Int8Conv2d {
   }
 
   // Gathers the im2col rows of the MR output pixels from m0 into `rows_out` (k_steps words each; rows
-  // past M are zero).
+  // past M are zero). K's padding to k_steps words is left as it is: its weights are zero, so
+  // whatever it holds adds nothing (the buffer starts zeroed, so it is never uninitialized).
   void gather_tile(const uint8_t* in, size_t m0, size_t rows, size_t g, int32_t zero, uint32_t* rows_out) const {
     const size_t mr = uk_.mr, width = int8_dot_width(uk_.dot), stride_words = k_steps_;
     Pixel at = pixel_of(m0);
     for (size_t i = 0; i < mr; ++i, next_pixel(at)) {
       uint32_t* row_words = rows_out + i * stride_words;
-      row_words[stride_words - 1] = 0;  // K's padding to whole words
       if (i >= rows) {
         std::memset(row_words, 0, stride_words * sizeof(uint32_t));
         continue;
@@ -362,47 +365,50 @@ class Int8Conv2d {
         const size_t chunk = item % chunks, g = item / chunks % p_.groups;
         const size_t t0 = item / chunks / p_.groups * block_tiles, t1 = std::min(tiles, t0 + block_tiles);
         // A pointwise convolution's full tiles read the input's pixels in place; the others are gathered.
-        const auto in_place = [&](size_t t) { return rows_in_place_ && (t + 1) * mr <= M; };
+        // (A row's k_steps words may run past its K bytes, into the next pixel: they meet zero
+        // weights, but must lie inside the input.)
+        const auto in_place = [&](size_t t) {
+          return rows_in_place_ && (t + 1) * mr <= M &&
+                 ((t + 1) * mr - 1) * p_.in_channels + g * cg_ + 4 * k_steps_ <= M * p_.in_channels;
+        };
         for (size_t t = t0; t < t1; ++t)
           if (!in_place(t)) gather_tile(in, t * mr, std::min(mr, M - t * mr), g, columns.a_zero, a + (t - t0) * tile_words);
-        const size_t p1 = std::min(panels_, (chunk + 1) * chunk_panels);
-        for (size_t panel = chunk * chunk_panels; panel < p1; ++panel) {
+        const size_t p0 = chunk * chunk_panels, p1 = std::min(panels_, (chunk + 1) * chunk_panels);
+        // One tile of sums (rows of tile t, columns of the panel), then its epilogue.
+        const auto multiply = [&](size_t t, size_t panel) {
           const uint32_t* b = packed + (g * panels_ + panel) * k_steps_ * nr;
           const size_t o0 = g * og_ + panel * nr, cols = std::min(nr, og_ - panel * nr);
           const Int8Requantize rq = requantize_at(o0, columns);
-          for (size_t t = t0; t < t1; ++t) {
-            const size_t m0 = t * mr, rows = std::min(mr, M - m0);
-            if (in_place(t))
-              uk_.fn(k_steps_, reinterpret_cast<const uint32_t*>(in + m0 * p_.in_channels + g * cg_),
-                     p_.in_channels / 4, b, tile);
-            else
-              uk_.fn(k_steps_, a + (t - t0) * tile_words, k_steps_, b, tile);
-            if (q_.float_output && p_.nhwc) {
-              kernels_.dequantize_sums(rows, cols, tile, nr, rq, out_float + m0 * O + o0, O);
-              if (finishes_tiles_) finish_float_tile(out_float, m0, o0, rows, cols, addend);
-              continue;
-            }
-            if (q_.float_output) {  // NCHW: each column is a plane (no addend; a clamp in dequantize_sums)
-              kernels_.dequantize_sums(rows, cols, tile, nr, rq, staged_float, kMaxNr);
-              for (size_t i = 0; i < rows; ++i) {
-                const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
-                float* dst = out_float + (n * O + o0) * ohw + pix;
-                for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_float[i * kMaxNr + j];
-              }
-              continue;
-            }
-            if (p_.nhwc) {
-              kernels_.requantize(rows, cols, tile, nr, rq, out + m0 * O + o0, O);
-              continue;
-            }
-            kernels_.requantize(rows, cols, tile, nr, rq, staged_out, kMaxNr);
+          const size_t m0 = t * mr, rows = std::min(mr, M - m0);
+          if (in_place(t))
+            uk_.fn(k_steps_, reinterpret_cast<const uint32_t*>(in + m0 * p_.in_channels + g * cg_),
+                   p_.in_channels / 4, b, tile);
+          else
+            uk_.fn(k_steps_, a + (t - t0) * tile_words, k_steps_, b, tile);
+          if (q_.float_output && p_.nhwc) {
+            kernels_.dequantize_sums(rows, cols, tile, nr, rq, out_float + m0 * O + o0, O);
+            if (finishes_tiles_) finish_float_tile(out_float, m0, o0, rows, cols, addend);
+            return;
+          }
+          if (q_.float_output) {  // NCHW: each column is a plane (no addend; a clamp in dequantize_sums)
+            kernels_.dequantize_sums(rows, cols, tile, nr, rq, staged_float, kMaxNr);
             for (size_t i = 0; i < rows; ++i) {
               const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
-              uint8_t* dst = out + (n * O + o0) * ohw + pix;
-              for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_out[i * kMaxNr + j];
+              float* dst = out_float + (n * O + o0) * ohw + pix;
+              for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_float[i * kMaxNr + j];
             }
+            return;
           }
-        }
+          if (p_.nhwc) return kernels_.requantize(rows, cols, tile, nr, rq, out + m0 * O + o0, O);
+          kernels_.requantize(rows, cols, tile, nr, rq, staged_out, kMaxNr);
+          for (size_t i = 0; i < rows; ++i) {
+            const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
+            uint8_t* dst = out + (n * O + o0) * ohw + pix;
+            for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_out[i * kMaxNr + j];
+          }
+        };
+        for (size_t panel = p0; panel < p1; ++panel)  // the panel stays in L1 while the tiles pass
+          for (size_t t = t0; t < t1; ++t) multiply(t, panel);
         if (q_.float_output && activation_)  // (NHWC: the epilogue is channels-last only)
           finish_float_rows(out_float, t0 * mr, std::min(M, t1 * mr), g * og_ + chunk * chunk_panels * nr,
                             g * og_ + std::min(og_, p1 * nr));

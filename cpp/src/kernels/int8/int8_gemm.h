@@ -67,6 +67,9 @@ struct Int8GemmUkernel {
   size_t mr = 0, nr = 0;
   Int8Dot dot = Int8Dot::kS16x2;
   const char* name = "";
+  // K steps a caller pads to (zero weights) when it can: the kernel takes any count, but runs a
+  // multiple of this fastest (AMX: whole 64-byte tile rows).
+  size_t k_steps_multiple = 1;
 };
 
 // quantizeLinear / dequantizeLinear of contiguous float32 <-> 8-bit values with one scale and zero

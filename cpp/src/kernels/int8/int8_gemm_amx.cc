@@ -82,7 +82,7 @@ void u8s8_gemm_amx(size_t k_steps, const uint32_t* a, size_t a_stride, const uin
 }  // namespace
 
 Int8GemmUkernel u8s8_gemm_32x32_amx() {
-  return Int8GemmUkernel{u8s8_gemm_amx, kMr, kNr, Int8Dot::kU8S8x4, "u8s8_gemm_32x32_amx"};
+  return Int8GemmUkernel{u8s8_gemm_amx, kMr, kNr, Int8Dot::kU8S8x4, "u8s8_gemm_32x32_amx", kTileSteps};
 }
 
 }  // namespace webnn

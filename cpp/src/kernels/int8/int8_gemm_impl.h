@@ -26,69 +26,80 @@ inline uint8_t requantized(int32_t sum, int32_t offset, float multiplier, float 
   return uint8_t(int32_t(std::nearbyint(t)) + zero);
 }
 
-// One row, a vector of columns at a time (GCC's own vectorization of this loop picks 16-byte
-// vectors for the uint8 stores, which leaves the float math at 4 lanes), the last columns staged.
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
 // A vector of columns from j (`sum` with the offsets added): see Int8Requantize. The conversion to
 // int32 rounds half to even (the default rounding mode), and the bytes are the values' low bytes.
+inline void requantize_lanes(simd::VI sum, simd::VF multiplier, simd::VF bias, simd::VF min, simd::VF max,
+                             simd::VI zero, uint8_t* o) {
+  using namespace simd;
+  narrow_u8(o, round_to_int(clamp(fma(__builtin_convertvector(sum, VF), multiplier, bias), min, max)) + zero);
+}
 inline void requantize_lanes(simd::VI sum, const float* multiplier, const float* bias, float min, float max,
                              int32_t zero, uint8_t* o) {
   using namespace simd;
-  const VF t = clamp(fma(__builtin_convertvector(sum, VF), load<VF>(multiplier), load<VF>(bias)), splat(min),
-                     splat(max));
-  narrow_u8(o, round_to_int(t) + splat_i(zero));
+  requantize_lanes(sum, load<VF>(multiplier), load<VF>(bias), splat(min), splat(max), splat_i(zero), o);
 }
 #endif
 
-void requantize_row(size_t cols, const int32_t* s, const Int8Requantize& rq, uint8_t* o) {
-  size_t j = 0;
-#if WEBNN_KERNEL_ISA_LEVEL >= 1
-  using simd::kLanes;
-  for (; j + kLanes <= cols; j += kLanes)
-    requantize_lanes(simd::load<simd::VI>(s + j) + simd::load<simd::VI>(rq.offset + j), rq.multiplier + j, rq.bias + j,
-                     rq.min, rq.max, rq.output_zero, o + j);
-  if (j < cols) {  // the last columns through a staged vector (the per-column arrays are padded)
-    alignas(64) int32_t sums[kLanes] = {};
-    alignas(64) uint8_t bytes[kLanes];
-    std::memcpy(sums, s + j, (cols - j) * sizeof(int32_t));
-    requantize_lanes(simd::load<simd::VI>(sums) + simd::load<simd::VI>(rq.offset + j), rq.multiplier + j, rq.bias + j,
-                     rq.min, rq.max, rq.output_zero, bytes);
-    std::memcpy(o + j, bytes, cols - j);
-  }
-#else
-  for (; j < cols; ++j)
-    o[j] = requantized(s[j], rq.offset[j], rq.multiplier[j], rq.bias[j], rq.min, rq.max, rq.output_zero);
-#endif
-}
-
+// A vector of columns at a time over every row, its per-column factors loaded once (the byte stores
+// may alias them, so the compiler would reload them per row); the last columns staged.
 void requantize(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq, uint8_t* out,
                 size_t out_ld) {
-  for (size_t i = 0; i < rows; ++i) requantize_row(cols, sums + i * ld, rq, out + i * out_ld);
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  using namespace simd;
+  const VF lo = splat(rq.min), hi = splat(rq.max);
+  const VI zero = splat_i(rq.output_zero);
+  for (size_t j = 0; j < cols; j += kLanes) {
+    const VI offset = load<VI>(rq.offset + j);  // (the per-column arrays are padded)
+    const VF multiplier = load<VF>(rq.multiplier + j), bias = load<VF>(rq.bias + j);
+    if (j + kLanes <= cols) {
+      for (size_t i = 0; i < rows; ++i)
+        requantize_lanes(load<VI>(sums + i * ld + j) + offset, multiplier, bias, lo, hi, zero, out + i * out_ld + j);
+      continue;
+    }
+    for (size_t i = 0; i < rows; ++i) {  // the last columns through a staged vector
+      alignas(64) int32_t staged[kLanes] = {};
+      alignas(64) uint8_t bytes[kLanes];
+      std::memcpy(staged, sums + i * ld + j, (cols - j) * sizeof(int32_t));
+      requantize_lanes(load<VI>(staged) + offset, multiplier, bias, lo, hi, zero, bytes);
+      std::memcpy(out + i * out_ld + j, bytes, cols - j);
+    }
+  }
+#else
+  for (size_t i = 0; i < rows; ++i)
+    for (size_t j = 0; j < cols; ++j)
+      out[i * out_ld + j] = requantized(sums[i * ld + j], rq.offset[j], rq.multiplier[j], rq.bias[j], rq.min, rq.max,
+                                        rq.output_zero);
+#endif
 }
 
-// See Int8DequantizeFn: a vector of columns at a time, the last ones through a mask.
+// See Int8DequantizeFn: a vector of columns at a time over every row (the factors loaded once), the
+// last ones through a mask.
 void dequantize_sums(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq, float* out,
                      size_t out_ld) {
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  using namespace simd;
+  const VF lo = splat(rq.min), hi = splat(rq.max);
+  for (size_t j = 0; j < cols; j += kLanes) {
+    const VI offset = load<VI>(rq.offset + j);  // (the tile and the arrays are padded)
+    const VF multiplier = load<VF>(rq.multiplier + j), bias = load<VF>(rq.bias + j);
+    for (size_t i = 0; i < rows; ++i) {
+      const VF t = clamp(fma(__builtin_convertvector(load<VI>(sums + i * ld + j) + offset, VF), multiplier, bias), lo, hi);
+      if (j + kLanes <= cols) store(out + i * out_ld + j, t);
+      else store(out + i * out_ld + j, t, first_lanes(cols - j));
+    }
+  }
+#else
   for (size_t i = 0; i < rows; ++i) {
     const int32_t* s = sums + i * ld;
     float* o = out + i * out_ld;
-#if WEBNN_KERNEL_ISA_LEVEL >= 1
-    using namespace simd;
-    for (size_t j = 0; j < cols; j += kLanes) {
-      const VI sum = load<VI>(s + j) + load<VI>(rq.offset + j);  // (the tile and the arrays are padded)
-      const VF t = clamp(fma(__builtin_convertvector(sum, VF), load<VF>(rq.multiplier + j), load<VF>(rq.bias + j)),
-                         splat(rq.min), splat(rq.max));
-      if (j + kLanes <= cols) store(o + j, t);
-      else store(o + j, t, first_lanes(cols - j));
-    }
-#else
     for (size_t j = 0; j < cols; ++j) {
       float t = std::fma(float(s[j] + rq.offset[j]), rq.multiplier[j], rq.bias[j]);
       t = t < rq.min ? rq.min : t;  // NaN passes through
       o[j] = t > rq.max ? rq.max : t;
     }
-#endif
   }
+#endif
 }
 
 // Depthwise: a pair of taps' bytes interleaved per channel and widened to int16 meet the packed
