@@ -211,6 +211,12 @@ case("exact_pointwise_nhwc_24ch_64_pixels", exact=True, c=24, o=40, size=(8, 8),
      padding=(0, 0, 0, 0), layout="nhwc", filter_layout="hwio", w_zero="zero", act="relu")
 case("exact_depthwise_40_nhwc", exact=True, c=40, o=40, groups=40, size=(6, 5), layout="nhwc",
      filter_layout="ihwo", x="int8")
+# depthwise filters whose w - zw leave int8, and blocks of 32 channels whole, partial and past a first
+# block, with int8 input
+case("depthwise_70_weights_past_int8", c=70, o=70, groups=70, size=(5, 6), layout="nhwc", filter_layout="ihwo",
+     w="uint8", w_zero="ends")
+case("exact_depthwise_130_s8_3x3_stride_2_nhwc", exact=True, x="int8", c=130, o=130, groups=130, size=(7, 8),
+     strides=(2, 2), layout="nhwc", filter_layout="ihwo", w_zero="zero", act="relu")
 # NHWC uint8 stems (each kernel row's taps gathered as one run of bytes: runs of 9, 15, 24 and 84 bytes,
 # at the image's edges and its last bytes) and depthwise shapes: a full and a half block of 32
 # channels, fewer channels than a vector, odd and even tap counts, dilation, stride
@@ -252,7 +258,8 @@ VARIANT_CASES = ["exact_u8_s8_relu", "exact_s8_s8_nhwc_clamp", "exact_u8_s8_extr
                  "exact_image_1x1", "exact_o64_per_tensor", "odd_pixels_1x1", "k_1x1x4096", "k_1x1x4096_symmetric",
                  "depthwise_8", "depthwise_32_stride_2_relu6", "exact_pointwise_nhwc_rows_in_place",
                  "exact_pointwise_nhwc_groups_2", "exact_pointwise_nhwc_groups_2_rows_past_k",
-                 "exact_pointwise_nhwc_24ch_64_pixels", "exact_depthwise_40_nhwc",
+                 "exact_pointwise_nhwc_24ch_64_pixels", "exact_depthwise_40_nhwc", "depthwise_70_weights_past_int8",
+                 "exact_depthwise_130_s8_3x3_stride_2_nhwc",
                  "exact_stem_3ch_stride_2_nhwc", "exact_depthwise_48_5x5_dilation_2_nhwc",
                  "exact_depthwise_3_2x2_stride_2_nhwc"]
 
