@@ -350,12 +350,23 @@ class Int8Conv2d {
     if (threads > 1) blocks = std::min(tiles, (blocks + threads - 1) / threads * threads);
     const size_t block_tiles = (tiles + blocks - 1) / blocks;
     blocks = (tiles + block_tiles - 1) / block_tiles;
-    // Few pixels (late layers): the panels are shared out too, each chunk gathering its own A block.
-    size_t chunks = std::clamp<size_t>((4 * threads + blocks * p_.groups - 1) / (blocks * p_.groups), 1, panels_);
+    // Few pixels (late layers), with threads: the panels are shared out too, each chunk gathering its
+    // own A block (gathering every block once, first, measured slower: one more region, and rows
+    // read from the other core's cache).
+    size_t chunks = threads == 1 ? 1
+                                 : std::clamp<size_t>((4 * threads + blocks * p_.groups - 1) / (blocks * p_.groups), 1,
+                                                      panels_);
     const size_t chunk_panels = (panels_ + chunks - 1) / chunks;
     chunks = (panels_ + chunk_panels - 1) / chunk_panels;
     const size_t items = blocks * p_.groups * chunks;
     const uint32_t* packed = reinterpret_cast<const uint32_t*>(packed_->data());
+    // A pointwise convolution's full tiles read the input's pixels in place; the others are gathered.
+    // (A row's k_steps words may run past its K bytes, into the next pixel: they meet zero weights,
+    // but must lie inside the input.)
+    const auto in_place = [&](size_t g, size_t t) {
+      return rows_in_place_ && (t + 1) * mr <= M &&
+             ((t + 1) * mr - 1) * p_.in_channels + g * cg_ + 4 * k_steps_ <= M * p_.in_channels;
+    };
     auto run = [&](size_t begin, size_t end) {
       uint32_t* a = thread_buffer<uint32_t>(0, block_tiles * tile_words + kRowSlack / sizeof(uint32_t));
       int32_t* tile = thread_buffer<int32_t>(2, mr * nr);
@@ -364,15 +375,8 @@ class Int8Conv2d {
       for (size_t item = begin; item < end; ++item) {
         const size_t chunk = item % chunks, g = item / chunks % p_.groups;
         const size_t t0 = item / chunks / p_.groups * block_tiles, t1 = std::min(tiles, t0 + block_tiles);
-        // A pointwise convolution's full tiles read the input's pixels in place; the others are gathered.
-        // (A row's k_steps words may run past its K bytes, into the next pixel: they meet zero
-        // weights, but must lie inside the input.)
-        const auto in_place = [&](size_t t) {
-          return rows_in_place_ && (t + 1) * mr <= M &&
-                 ((t + 1) * mr - 1) * p_.in_channels + g * cg_ + 4 * k_steps_ <= M * p_.in_channels;
-        };
         for (size_t t = t0; t < t1; ++t)
-          if (!in_place(t)) gather_tile(in, t * mr, std::min(mr, M - t * mr), g, columns.a_zero, a + (t - t0) * tile_words);
+          if (!in_place(g, t)) gather_tile(in, t * mr, std::min(mr, M - t * mr), g, columns.a_zero, a + (t - t0) * tile_words);
         const size_t p0 = chunk * chunk_panels, p1 = std::min(panels_, (chunk + 1) * chunk_panels);
         // One tile of sums (rows of tile t, columns of the panel), then its epilogue.
         const auto multiply = [&](size_t t, size_t panel) {
@@ -380,7 +384,7 @@ class Int8Conv2d {
           const size_t o0 = g * og_ + panel * nr, cols = std::min(nr, og_ - panel * nr);
           const Int8Requantize rq = requantize_at(o0, columns);
           const size_t m0 = t * mr, rows = std::min(mr, M - m0);
-          if (in_place(t))
+          if (in_place(g, t))
             uk_.fn(k_steps_, reinterpret_cast<const uint32_t*>(in + m0 * p_.in_channels + g * cg_),
                    p_.in_channels / 4, b, tile);
           else
