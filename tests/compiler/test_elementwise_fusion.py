@@ -269,6 +269,41 @@ def test_requantized_values_inside_a_two_input_chain(monkeypatch, same_results, 
     same_results(graph, plain, {"a": aq, "c": cq})
 
 
+def _fake_quantized(x, scale, zero, dtype):
+    """Reference of dequantizeLinear(quantizeLinear(x)): the float32 quotient (the spec divides in the
+    input's type), then in float64 round half to even, saturate, NaN to 0."""
+    lo, hi = (-128, 127) if dtype == "int8" else (0, 255)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        q = np.clip(np.rint((x / np.float32(scale)).astype(np.float64)) + zero, lo, hi)
+    q = np.where(np.isnan(q), 0, q)
+    return ((q - zero) * np.float32(scale)).astype(np.float32)
+
+
+@pytest.mark.parametrize("threads", [1, 2])
+@pytest.mark.parametrize("dtype,zero", [("uint8", 128), ("uint8", 0), ("int8", -3)])
+@pytest.mark.parametrize("scale", [0.05, 1e-35])  # 1e-35: the quotient by division (no exact inverse)
+def test_quantize_read_by_one_dequantize_is_one_loop(monkeypatch, same_results, threads, dtype, zero, scale):
+    """A QDQ pair inside float32 math (a quantized transformer's scores: x -> quantize -> dequantize ->
+    div -> ...) runs as one loop without the bytes: the same bits as the ops one by one, and as the
+    float64 reference, over NaN, infinities, values past the 8-bit range and halves."""
+    context = webnn.ml.create_context(num_threads=threads)
+    x = (RNG.standard_normal((3, 40, 130)) * 4 * scale / 0.05).astype(np.float32)
+    x.flat[:12] = np.array([np.nan, np.inf, -np.inf, 1e30, -1e30, 0.0, -0.0, 2.5, -2.5, 3.5, 127.5, -128.5],
+                           np.float32) * np.float32(scale)
+    x.flat[0], x.flat[1], x.flat[2] = np.nan, np.inf, -np.inf
+    m = RNG.standard_normal((1, 1, 130)).astype(np.float32)
+
+    def make(b):
+        q = b.quantize_linear(b.input("x", data_type="float32", shape=[3, 40, 130]), *_quantization(b, scale, zero, dtype, 3))
+        d = b.dequantize_linear(q, *_quantization(b, scale, zero, dtype, 3))
+        return b.build({"y": b.add(b.mul(d, b.constant("float32", 2.0)), b.input("m", data_type="float32", shape=[1, 1, 130]))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert _core.plan_steps(graph) == ["elementwise+quantizeLinear+dequantizeLinear+mul+add"]
+    got = same_results(graph, plain, {"x": x, "m": m})["y"]
+    np.testing.assert_array_equal(got, _fake_quantized(x, scale, zero, dtype) * np.float32(2) + m)
+
+
 def test_a_dequantized_graph_output_is_still_written(context, monkeypatch, same_results):
     xq = RNG.integers(0, 256, (4, 40)).astype(np.uint8)
 

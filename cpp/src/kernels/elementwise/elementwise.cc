@@ -254,11 +254,24 @@ Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint3
   std::vector<float> inverse_scales(steps.size(), 0.0f);
   for (size_t i = 0; i < steps.size(); ++i)
     if (steps[i].kind == ChainStep::Kind::kQuantize) inverse_scales[i] = quantize_inverse(steps[i].scale);
+  // A quantize step whose one reader is a dequantize step (a QDQ pair inside float32 math) runs as
+  // one loop at that reader, the bytes never stored: quantized_by[reader] = the quantize step.
+  std::vector<int> quantized_by(steps.size(), -1), readers(steps.size(), 0);
+  for (const ChainStep& step : steps) {
+    if (step.a >= 0) ++readers[size_t(step.a)];
+    if (step.kind == ChainStep::Kind::kBinary && step.b >= 0) ++readers[size_t(step.b)];
+  }
+  std::vector<bool> with_reader(steps.size(), false);  // a quantize step computed at its reader
+  for (size_t i = 0; i < steps.size(); ++i)
+    if (steps[i].kind == ChainStep::Kind::kDequantize && steps[i].a >= 0 && readers[size_t(steps[i].a)] == 1) {
+      quantized_by[i] = steps[i].a;
+      with_reader[size_t(steps[i].a)] = true;
+    }
   Int8Binary int8_binary;
   std::array<size_t, 2> int8_inputs{};
   const bool fused_8bit = int8_binary_chain(steps, int8_binary, int8_inputs);
-  return [loop = std::move(loop), steps, fns = std::move(fns), stride, inverse_scales, fused_8bit, int8_binary,
-          int8_inputs](const KernelArgs& args) {
+  return [loop = std::move(loop), steps, fns = std::move(fns), stride, inverse_scales, quantized_by, with_reader,
+          fused_8bit, int8_binary, int8_inputs](const KernelArgs& args) {
     float* const out = static_cast<float*>(args.outputs[0]);
     uint8_t* const out_8bit = static_cast<uint8_t*>(args.outputs[0]);  // when the last step quantizes
     for_each_block(loop, args.pool, [&](const size_t* off, size_t out_offset, size_t count) {
@@ -291,6 +304,14 @@ Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint3
           // 8-bit values: an input (element offsets are bytes) or a quantize step's buffer, as bytes.
           if (step.kind == ChainStep::Kind::kDequantize) {
             float* const dst = last ? out + out_offset + s : buffers.data() + i * kChainChunk;
+            if (const int q = quantized_by[i]; q >= 0) {
+              const ChainStep& quantize = steps[size_t(q)];
+              size_t unit;
+              kernel_table().int8.quantize_dequantize(source(quantize.a, &unit), quantize.scale,
+                                                      inverse_scales[size_t(q)], quantize.zero_point,
+                                                      quantize.is_signed, step.scale, step.zero_point, dst, n);
+              continue;
+            }
             if (step.a >= 0) {
               const uint8_t* x = reinterpret_cast<const uint8_t*>(buffers.data() + size_t(step.a) * kChainChunk);
               dequantize_8bit(x, 1, step.is_signed, step.scale, step.zero_point, dst, n);
@@ -302,6 +323,7 @@ Kernel chain_kernel(const std::vector<ChainStep>& steps, const std::vector<uint3
             continue;
           }
           if (step.kind == ChainStep::Kind::kQuantize) {
+            if (with_reader[i]) continue;
             size_t unit;
             uint8_t* const dst =
                 last ? out_8bit + out_offset + s : reinterpret_cast<uint8_t*>(buffers.data() + i * kChainChunk);

@@ -80,6 +80,10 @@ struct Int8GemmUkernel {
 using QuantizeRunFn = void (*)(const float* x, float scale, float inverse, int32_t zero, bool is_signed, uint8_t* y,
                                size_t n);
 using DequantizeRunFn = void (*)(const uint8_t* x, bool is_signed, int32_t zero, float scale, float* y, size_t n);
+// The two in one loop (an element-wise chain's quantize step read only by a dequantize step): y =
+// dequantize(quantize(x, scale, zero), dq_scale, dq_zero), the same bits as the two loops.
+using QuantizeDequantizeRunFn = void (*)(const float* x, float scale, float inverse, int32_t zero, bool is_signed,
+                                         float dq_scale, int32_t dq_zero, float* y, size_t n);
 
 // An element-wise chain on 8-bit tensors in one pass: y = quantize(clamp(dequantize(a) op
 // dequantize(b), min, max)), or with b_float, b a float32 tensor read as it is (op add, sub or mul),
@@ -109,6 +113,7 @@ struct Int8Kernels {
   Int8DepthwiseFn depthwise;
   QuantizeRunFn quantize;
   DequantizeRunFn dequantize;
+  QuantizeDequantizeRunFn quantize_dequantize;
   Int8BinaryFn binary;
   Int8LookupFn lookup;
 };

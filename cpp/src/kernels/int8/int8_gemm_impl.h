@@ -272,13 +272,18 @@ inline uint8_t quantized_value(float quotient, int32_t zero) {
   return q == q ? uint8_t(int32_t(q)) : uint8_t(0);
 }
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
+// The 8-bit values (as int32: what the stored byte reads back as) of a vector of quotients.
 template <bool kSigned>
-inline void quantize_quotient(simd::VF quotient, simd::VF zero, uint8_t* out) {
+inline simd::VI quantized_lanes(simd::VF quotient, simd::VF zero) {
   using namespace simd;
   VF q = clamp(round<_MM_FROUND_TO_NEAREST_INT>(quotient) + zero, splat(kSigned ? -128.0f : 0.0f),
                splat(kSigned ? 127.0f : 255.0f));
   q = bits_to_float(float_bits(q) & ~VU(is_nan(q)));  // NaN quantizes to 0
-  narrow_u8(out, __builtin_convertvector(q, VI));
+  return __builtin_convertvector(q, VI);
+}
+template <bool kSigned>
+inline void quantize_quotient(simd::VF quotient, simd::VF zero, uint8_t* out) {
+  simd::narrow_u8(out, quantized_lanes<kSigned>(quotient, zero));
 }
 #endif
 
@@ -287,14 +292,16 @@ inline void quantize_quotient(simd::VF quotient, simd::VF zero, uint8_t* out) {
 // is within an ulp of x / s, r = x - q0 * s is exact in an FMA, and q0 + r * inv rounds to exactly
 // x / s (Markstein's theorem; quantize_inverse bounds s so that r and inv stay normal wherever the
 // quotient is not far below one half). An infinite q0 gives a NaN correction: q0 is the quotient.
-template <bool kSigned>
-inline void quantize_lanes(simd::VF x, simd::VF s, simd::VF inv, simd::VF zero, uint8_t* out) {
+inline simd::VF exact_quotient(simd::VF x, simd::VF s, simd::VF inv) {
   using namespace simd;
   const VF q0 = unfused(x * inv);
   const VF q1 = fma(fma(-q0, s, x), inv, q0);
   const VU corrected_nan = VU(is_nan(q1) & ~is_nan(q0));
-  const VF q = bits_to_float((float_bits(q1) & ~corrected_nan) | (float_bits(q0) & corrected_nan));
-  quantize_quotient<kSigned>(q, zero, out);
+  return bits_to_float((float_bits(q1) & ~corrected_nan) | (float_bits(q0) & corrected_nan));
+}
+template <bool kSigned>
+inline void quantize_lanes(simd::VF x, simd::VF s, simd::VF inv, simd::VF zero, uint8_t* out) {
+  quantize_quotient<kSigned>(exact_quotient(x, s, inv), zero, out);
 }
 #endif
 
@@ -314,6 +321,43 @@ void quantize_run(const float* x, float scale, float inverse, int32_t zero, uint
 void quantize(const float* x, float scale, float inverse, int32_t zero, bool is_signed, uint8_t* y, size_t n) {
   if (is_signed) quantize_run<true>(x, scale, inverse, zero, y, n);
   else quantize_run<false>(x, scale, inverse, zero, y, n);
+}
+
+// QuantizeDequantizeRunFn: quantize_run's values dequantized as dequantize_run would read them back,
+// without the bytes in between.
+template <bool kSigned>
+void quantize_dequantize_run(const float* x, float scale, float inverse, int32_t zero, float dq_scale,
+                             int32_t dq_zero, float* y, size_t n) {
+  size_t i = 0;
+#if WEBNN_KERNEL_ISA_LEVEL >= 1
+  // In float32 throughout: the 8-bit value q, its difference from the dequantize zero point and the
+  // quotient's correction are all exact, so this is (q - dq_zero) * dq_scale as dequantize_run
+  // computes it, in fewer instructions than through int32 (these loops are bound by them).
+  using namespace simd;
+  const VF s = splat(scale), z = splat(float(zero)), ds = splat(dq_scale), dz = splat(float(dq_zero));
+  const VF lo = splat(kSigned ? -128.0f : 0.0f), hi = splat(kSigned ? 127.0f : 255.0f);
+  const auto dequantized = [&](VF quotient) {
+    VF q = clamp(round<_MM_FROUND_TO_NEAREST_INT>(quotient) + z, lo, hi);
+    q = bits_to_float(float_bits(q) & ~VU(is_nan(q)));  // NaN quantizes to 0
+    return unfused(q - dz) * ds;
+  };
+  if (inverse != 0.0f)
+    for (const VF inv = splat(inverse); i + kLanes <= n; i += kLanes) {
+      const VF xv = load<VF>(x + i), q0 = unfused(xv * inv), q1 = fma(fma(-q0, s, xv), inv, q0);
+      store(y + i, dequantized(is_nan(q1) ? q0 : q1));  // (see exact_quotient)
+    }
+  for (; i + kLanes <= n; i += kLanes) store(y + i, dequantized(load<VF>(x + i) / s));
+#endif
+  for (; i < n; ++i) {
+    const uint8_t q = quantized_value<kSigned>(x[i] / scale, zero);
+    y[i] = float((kSigned ? int32_t(int8_t(q)) : int32_t(q)) - dq_zero) * dq_scale;
+  }
+}
+
+void quantize_dequantize(const float* x, float scale, float inverse, int32_t zero, bool is_signed, float dq_scale,
+                         int32_t dq_zero, float* y, size_t n) {
+  if (is_signed) quantize_dequantize_run<true>(x, scale, inverse, zero, dq_scale, dq_zero, y, n);
+  else quantize_dequantize_run<false>(x, scale, inverse, zero, dq_scale, dq_zero, y, n);
 }
 
 template <bool kSigned>
@@ -428,6 +472,7 @@ Int8Kernels level_kernels() {
   k.depthwise = depthwise;
   k.quantize = quantize;
   k.dequantize = dequantize;
+  k.quantize_dequantize = quantize_dequantize;
   k.binary = binary;
   k.lookup = lookup;
   return k;
