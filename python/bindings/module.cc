@@ -50,6 +50,8 @@ PYBIND11_MODULE(_core, m) {
   m.def("active_isa", &webnn::active_cpu_isa,
         "The ISA level kernels run at (WEBNN_CPU_ISA can force a lower one).");
   m.def("gemm_kernel", &webnn::gemm_kernel_name, "The float32 GEMM microkernel in use.");
+  m.def("int8_kernel", &webnn::int8_kernel_name,
+        "The 8-bit GEMM microkernel in use for filters whose w - zw fit int8 (AMX, VNNI, or 16-bit).");
   m.def("completion_wait", [](int64_t timeout_ms) {
     py::gil_scoped_release release;
     return completions().wait(timeout_ms);

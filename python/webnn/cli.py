@@ -303,6 +303,9 @@ def _info(args):
     gemm = getattr(_core, "gemm_kernel", None)
     if gemm:
         print(f"gemm kernel: {gemm()}")
+    int8 = getattr(_core, "int8_kernel", None)
+    if int8:
+        print(f"int8 kernel: {int8()}")
     print(f"threads: {context.num_threads}")
     print(f"operations: {_operation_count()}")
     if getattr(args, "ops", False):

@@ -427,9 +427,11 @@ std::vector<OpInfo> op_infos();
 
 std::string version();
 // CPU dispatch: the best ISA level this machine supports and the one kernels use ("ref", "avx2",
-// "avx512"; WEBNN_CPU_ISA forces a lower level), and the float32 GEMM microkernel in use.
+// "avx512"; WEBNN_CPU_ISA forces a lower level), the float32 GEMM microkernel in use, and the uint8 x
+// int8 one (AMX or VNNI; the level's int16 one where the CPU has neither).
 std::string detected_cpu_isa();
 std::string active_cpu_isa();
 std::string gemm_kernel_name();
+std::string int8_kernel_name();
 
 }  // namespace webnn

@@ -67,5 +67,9 @@ const KernelTable& kernel_table() {
 std::string detected_cpu_isa() { return isa_name(detected_isa()); }
 std::string active_cpu_isa() { return isa_name(kernel_table().isa); }
 std::string gemm_kernel_name() { return kernel_table().gemm_f32.name; }
+std::string int8_kernel_name() {
+  const Int8Kernels& int8 = kernel_table().int8;
+  return int8.dot4.fn ? int8.dot4.name : int8.dot2.name;
+}
 
 }  // namespace webnn
