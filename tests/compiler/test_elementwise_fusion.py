@@ -319,6 +319,35 @@ def test_a_dequantized_graph_output_is_still_written(context, monkeypatch, same_
 _INT8_BINARY = {"add": np.add, "sub": np.subtract, "mul": np.multiply, "max": np.maximum, "min": np.minimum}
 
 
+@pytest.mark.parametrize("op,scales", [("mul", (2.0 ** 99, 2.0 ** 99, 0.5)), ("add", (2.0 ** 90, 2.0 ** 90, 2.0 ** -90)),
+                                       ("sub", (0.05, 0.02, 2.0 ** -99))])
+def test_quantized_binary_chain_past_float32_range(context, monkeypatch, same_results, op, scales):
+    """The fused 8-bit loop with scales whose values or quotients overflow float32 (products to
+    infinity, quotients past it): it takes its NaN- and overflow-safe form, and saturates exactly as
+    the ops one by one do."""
+    shape = [2, 5, 37]
+    rng = np.random.default_rng(11)
+    a = rng.integers(0, 256, shape).astype(np.uint8)
+    c = rng.integers(-128, 128, shape).astype(np.int8)
+    sa, sc, s_out = scales
+
+    def make(b):
+        x = b.dequantize_linear(b.input("a", data_type="uint8", shape=shape), *_quantization(b, sa, 100, "uint8", 3))
+        y = b.dequantize_linear(b.input("c", data_type="int8", shape=shape), *_quantization(b, sc, 3, "int8", 3))
+        return b.build({"q": b.quantize_linear(getattr(b, op)(x, y), *_quantization(b, s_out, 5, "int8", 3))})
+
+    graph, plain = _twice(context, monkeypatch, make)
+    assert len(_core.plan_steps(graph)) == 1, _core.plan_steps(graph)
+    got = same_results(graph, plain, {"a": a, "c": c})["q"]
+    with np.errstate(over="ignore", invalid="ignore"):
+        fa = (a.astype(np.int32) - 100).astype(np.float32) * np.float32(sa)
+        fc = (c.astype(np.int32) - 3).astype(np.float32) * np.float32(sc)
+        q = np.rint((_INT8_BINARY[op](fa, fc).astype(np.float32) / np.float32(s_out)).astype(np.float64)) + 5
+    want = np.where(np.isnan(q), 0, np.clip(q, -128, 127)).astype(np.int8)
+    np.testing.assert_array_equal(got, want)
+    assert np.any((got == -128) | (got == 127))  # the values saturate
+
+
 @pytest.mark.parametrize("op", list(_INT8_BINARY))
 @pytest.mark.parametrize("act", ["none", "relu", "clamp"])
 @pytest.mark.parametrize("types", [("uint8", "uint8", "uint8"), ("int8", "uint8", "int8"), ("uint8", "int8", "int8")])

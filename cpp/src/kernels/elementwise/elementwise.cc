@@ -156,6 +156,14 @@ bool int8_binary_chain(const std::vector<ChainStep>& steps, Int8Binary& p, std::
   p.b_scale = b.scale;
   p.out_scale = q.scale;
   p.out_inverse = quantize_inverse(q.scale);
+  if (!p.b_float) {
+    // The largest |t| (each dequantized value is at most 255 steps from its zero point), with room
+    // for the float32 roundings, against the output's quotient.
+    const double da = 255.0 * std::fabs(double(a.scale)), db = 255.0 * std::fabs(double(b.scale));
+    const bool sums = p.op == Int8BinaryOp::kAdd || p.op == Int8BinaryOp::kSub;
+    const double largest = p.op == Int8BinaryOp::kMul ? da * db : sums ? da + db : std::max(da, db);
+    p.finite = largest * double(p.out_inverse) < 0x1p120;
+  }
   return p.out_inverse != 0.0f;
 }
 

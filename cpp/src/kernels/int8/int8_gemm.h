@@ -98,6 +98,9 @@ struct Int8Binary {
   int32_t a_zero = 0, b_zero = 0, out_zero = 0;
   float a_scale = 1, b_scale = 1, out_scale = 1, out_inverse = 1;
   float min = 0, max = 0;
+  // Every value of the chain and its quotient by the output scale are finite (two 8-bit inputs and
+  // scales small enough): the loop may skip its NaN and overflow handling.
+  bool finite = false;
 };
 using Int8BinaryFn = void (*)(const uint8_t* a, const uint8_t* b, size_t n, const Int8Binary& p, uint8_t* y);
 
