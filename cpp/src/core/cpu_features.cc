@@ -70,7 +70,7 @@ bool amx_permitted() {
 
 // cpuid leaf 7: AVX-512 VNNI (subleaf 0, ecx bit 11) and AVX-VNNI (subleaf 1, eax bit 4), each with
 // its OS state (zmm or ymm) and its base level; AMX-TILE and AMX-INT8 (subleaf 0, edx bits 24 and
-// 25) with the tile state in XCR0 (bits 17, 18), AVX-512 VNNI and the OS's permission.
+// 25) with the tile state in XCR0 (bits 17, 18) and AVX-512 VNNI.
 CpuFeatures detect_features() {
   CpuFeatures f;
 #ifdef WEBNN_X86
@@ -79,8 +79,8 @@ CpuFeatures detect_features() {
   if (isa >= CpuIsa::kAvx512 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
     f.avx512_vnni = ecx & (1u << 11);
     f.avx512_vbmi = ecx & (1u << 1);
-    const bool tiles = (edx & (1u << 24)) && (edx & (1u << 25)) && (read_xcr0() & 0x60000) == 0x60000;
-    f.amx_int8 = tiles && f.avx512_vnni && amx_permitted();
+    // (Linux's permission is asked for only when the kernels will use AMX: active_features().)
+    f.amx_int8 = (edx & (1u << 24)) && (edx & (1u << 25)) && (read_xcr0() & 0x60000) == 0x60000 && f.avx512_vnni;
   }
   if (isa >= CpuIsa::kAvx2 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avx_vnni = eax & (1u << 4);
 #endif
@@ -130,7 +130,7 @@ const CpuFeatures& active_features() {
     f.avx512_vnni = f.avx512_vnni && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vnni");
     f.avx_vnni = f.avx_vnni && active_isa() >= CpuIsa::kAvx2 && !listed(disabled, "avxvnni");
     f.avx512_vbmi = f.avx512_vbmi && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vbmi");
-    f.amx_int8 = f.amx_int8 && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "amx");
+    f.amx_int8 = f.amx_int8 && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "amx") && amx_permitted();
     return f;
   }();
   return features;
