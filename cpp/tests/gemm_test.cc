@@ -44,7 +44,7 @@ void check_ukernel(const GemmUkernel& uk, const Case& t, std::mt19937& rng) {
   }
   std::vector<float> c = random_floats(guard_rows * ldc, rng), c0 = c;
   const std::vector<float> bias = random_floats(std::max(mr, nr), rng), residual = random_floats(t.rows * ldc, rng);
-  GemmTileEpilogue ep{t.bias == Bias::kNone ? nullptr : bias.data(), t.bias == Bias::kRow, t.clamp ? -0.5f : -kInf,
+  TileEpilogue ep{t.bias == Bias::kNone ? nullptr : bias.data(), t.bias == Bias::kRow, t.clamp ? -0.5f : -kInf,
                       t.clamp ? 0.5f : kInf, t.residual ? residual.data() : nullptr, ldc};
   const bool has_ep = t.bias != Bias::kNone || t.residual || t.clamp;
   uk.fn(t.rows, t.cols, t.kc, a, b, c.data(), ldc, t.accumulate, has_ep ? &ep : nullptr);
@@ -101,7 +101,7 @@ void check_igemm(const GemmUkernel& uk, size_t rows, size_t cols, size_t taps, s
       a[t * mr + i] = (t + i) % 3 == 2 ? zeros.data() : input.data() + (t * mr + i) * (channels + 1);
   const std::vector<float> residual = random_floats(rows * ldc, rng);
   std::vector<float> c = random_floats((rows + 1) * ldc, rng), c0 = c;
-  GemmTileEpilogue ep{bias.data(), false, -0.5f, 0.5f, residual.data(), ldc};
+  TileEpilogue ep{bias.data(), false, -0.5f, 0.5f, residual.data(), ldc};
   uk.igemm(rows, cols, taps, channels, a.data(), b, c.data(), ldc, accumulate, with_epilogue ? &ep : nullptr);
   const std::string where = std::string(uk.name) + " igemm rows=" + std::to_string(rows) + " cols=" +
                             std::to_string(cols) + " taps=" + std::to_string(taps) + " channels=" +

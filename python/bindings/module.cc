@@ -52,6 +52,9 @@ PYBIND11_MODULE(_core, m) {
   m.def("gemm_kernel", &webnn::gemm_kernel_name, "The float32 GEMM microkernel in use.");
   m.def("int8_kernel", &webnn::int8_kernel_name,
         "The 8-bit GEMM microkernel in use for filters whose w - zw fit int8 (AMX, VNNI, or 16-bit).");
+  m.def("cpu_features", &webnn::cpu_feature_names,
+        "The CPU features the kernels were picked by: the active level's ('avx2', 'avx512') and the "
+        "extensions it allows ('avx512vnni', 'avxvnni', 'avx512vbmi', 'amx').");
   m.def("completion_wait", [](int64_t timeout_ms) {
     py::gil_scoped_release release;
     return completions().wait(timeout_ms);

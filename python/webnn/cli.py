@@ -300,6 +300,9 @@ def _info(args):
         print("cpu isa: not reported by this build")
     else:
         print(f"cpu isa: {active}" + (f" (detected {detected})" if detected and detected != active else ""))
+    features = getattr(_core, "cpu_features", None)
+    if features:
+        print(f"cpu features: {' '.join(features()) or 'none'}")
     gemm = getattr(_core, "gemm_kernel", None)
     if gemm:
         print(f"gemm kernel: {gemm()}")

@@ -605,6 +605,34 @@ def level_supported(level):
     return flags is None or needs is None or needs in flags
 
 
+FEATURE_FLAGS = {"avx512vnni": ("avx512_vnni", "avx512"), "avxvnni": ("avx_vnni", "avx2"),
+                 "avx512vbmi": ("avx512vbmi", "avx512")}
+
+
+@pytest.mark.parametrize("level", LEVELS)
+@pytest.mark.parametrize("disabled", ["", "avx512vnni,amx", "avxvnni,avx512vbmi"])
+def test_cpu_features_follow_the_level_and_the_disabled_list(level, disabled):
+    """The kernel table is picked by feature bits: a level brings its own (avx2, avx512) and allows
+    the extensions that need it, minus those WEBNN_CPU_DISABLE names (a fresh process each)."""
+    if not level_supported(level):
+        pytest.skip(f"this CPU has no {level}")
+    flags = cpu_flags()
+    if flags is None:
+        pytest.skip("no /proc/cpuinfo to check against")
+    env = dict(os.environ, WEBNN_CPU_ISA=level, WEBNN_CPU_DISABLE=disabled)
+    result = subprocess.run([sys.executable, "-c", "import json, webnn; print(json.dumps(webnn._core.cpu_features()))"],
+                            env=env, capture_output=True, text=True, timeout=60, check=True)
+    rank = LEVELS.index(level)
+    expected = [name for name in ("avx2", "avx512") if LEVELS.index(name) <= rank]
+    off = disabled.split(",")
+    for name, (flag, needs) in FEATURE_FLAGS.items():
+        if flag in flags and LEVELS.index(needs) <= rank and name not in off:
+            expected.append(name)
+    if rank == 2 and amx_usable() and "amx" not in off:
+        expected.append("amx")
+    assert sorted(json.loads(result.stdout)) == sorted(expected)
+
+
 def weights_fit_int8(case):
     """Whether every w - zw fits int8: the uint8 x int8 dot-product (VNNI) kernels' domain; other
     filters run on the 16-bit (s16) kernel of the level."""

@@ -433,5 +433,8 @@ std::string detected_cpu_isa();
 std::string active_cpu_isa();
 std::string gemm_kernel_name();
 std::string int8_kernel_name();
+// The CPU features the kernel table was picked by ("avx2", "avx512", "avx512vnni", "avxvnni",
+// "avx512vbmi", "amx"): the active level's and the extensions it allows (WEBNN_CPU_DISABLE removes some).
+std::vector<std::string> cpu_feature_names();
 
 }  // namespace webnn

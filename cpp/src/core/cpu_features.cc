@@ -68,24 +68,44 @@ bool amx_permitted() {
 #endif
 }
 
-// cpuid leaf 7: AVX-512 VNNI (subleaf 0, ecx bit 11) and AVX-VNNI (subleaf 1, eax bit 4), each with
-// its OS state (zmm or ymm) and its base level; AMX-TILE and AMX-INT8 (subleaf 0, edx bits 24 and
-// 25) with the tile state in XCR0 (bits 17, 18) and AVX-512 VNNI.
-CpuFeatures detect_features() {
-  CpuFeatures f;
+// The extensions (cpuid leaf 7): AVX-512 VNNI (subleaf 0, ecx bit 11), AVX-512 VBMI (ecx bit 1) and
+// AVX-VNNI (subleaf 1, eax bit 4), each with its OS state (zmm or ymm) and its base level; AMX-TILE
+// and AMX-INT8 (subleaf 0, edx bits 24 and 25) with the tile state in XCR0 (bits 17, 18) and AVX-512
+// VNNI.
+uint32_t detect_extensions() {
+  uint32_t bits = 0;
 #ifdef WEBNN_X86
   const CpuIsa isa = detected_isa();
   unsigned int eax, ebx, ecx, edx;
   if (isa >= CpuIsa::kAvx512 && __get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx)) {
-    f.avx512_vnni = ecx & (1u << 11);
-    f.avx512_vbmi = ecx & (1u << 1);
+    if (ecx & (1u << 11)) bits |= kCpuAvx512Vnni;
+    if (ecx & (1u << 1)) bits |= kCpuAvx512Vbmi;
     // (Linux's permission is asked for only when the kernels will use AMX: active_features().)
-    f.amx_int8 = (edx & (1u << 24)) && (edx & (1u << 25)) && (read_xcr0() & 0x60000) == 0x60000 && f.avx512_vnni;
+    if ((edx & (1u << 24)) && (edx & (1u << 25)) && (read_xcr0() & 0x60000) == 0x60000 && (bits & kCpuAvx512Vnni))
+      bits |= kCpuAmxInt8;
   }
-  if (isa >= CpuIsa::kAvx2 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx)) f.avx_vnni = eax & (1u << 4);
+  if (isa >= CpuIsa::kAvx2 && __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) && (eax & (1u << 4)))
+    bits |= kCpuAvxVnni;
 #endif
-  return f;
+  return bits;
 }
+
+// The features a level allows: its own, and the extensions that need it.
+uint32_t level_mask(CpuIsa isa) {
+  if (isa >= CpuIsa::kAvx512) return ~0u;
+  if (isa >= CpuIsa::kAvx2) return kCpuAvx2 | kCpuAvxVnni;
+  return 0;
+}
+
+uint32_t level_features(CpuIsa isa) {
+  return (isa >= CpuIsa::kAvx2 ? kCpuAvx2 : 0u) | (isa >= CpuIsa::kAvx512 ? kCpuAvx512 : 0u);
+}
+
+constexpr struct {
+  CpuFeature feature;
+  const char* name;
+} kFeatureNames[] = {{kCpuAvx2, "avx2"},           {kCpuAvx512, "avx512"},         {kCpuAvx512Vnni, "avx512vnni"},
+                     {kCpuAvxVnni, "avxvnni"},     {kCpuAvx512Vbmi, "avx512vbmi"}, {kCpuAmxInt8, "amx"}};
 
 bool listed(const char* list, const char* name) {
   if (!list) return false;
@@ -125,15 +145,27 @@ CpuIsa active_isa() {
 
 const CpuFeatures& active_features() {
   static const CpuFeatures features = [] {
-    CpuFeatures f = detect_features();
+    uint32_t bits = (detect_extensions() & level_mask(active_isa())) | level_features(active_isa());
     const char* disabled = std::getenv("WEBNN_CPU_DISABLE");
-    f.avx512_vnni = f.avx512_vnni && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vnni");
-    f.avx_vnni = f.avx_vnni && active_isa() >= CpuIsa::kAvx2 && !listed(disabled, "avxvnni");
-    f.avx512_vbmi = f.avx512_vbmi && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "avx512vbmi");
-    f.amx_int8 = f.amx_int8 && active_isa() >= CpuIsa::kAvx512 && !listed(disabled, "amx") && amx_permitted();
-    return f;
+    for (const auto& entry : kFeatureNames)
+      if ((entry.feature & (kCpuAvx512Vnni | kCpuAvxVnni | kCpuAvx512Vbmi | kCpuAmxInt8)) && listed(disabled, entry.name))
+        bits &= ~uint32_t(entry.feature);
+    if ((bits & kCpuAmxInt8) && !amx_permitted()) bits &= ~uint32_t(kCpuAmxInt8);
+    return CpuFeatures{bits};
   }();
   return features;
+}
+
+CpuFeatures features_for(CpuIsa isa) {
+  const CpuIsa level = int(isa) < int(detected_isa()) ? isa : detected_isa();
+  return CpuFeatures{(active_features().bits & level_mask(level) & ~(kCpuAvx2 | kCpuAvx512)) | level_features(level)};
+}
+
+std::vector<std::string> feature_names(const CpuFeatures& features) {
+  std::vector<std::string> names;
+  for (const auto& entry : kFeatureNames)
+    if (features.has(entry.feature)) names.push_back(entry.name);
+  return names;
 }
 
 }  // namespace webnn

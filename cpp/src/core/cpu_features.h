@@ -16,6 +16,10 @@
 #define WEBNN_HAS_AVX512_KERNELS 0
 #endif
 
+#include <cstdint>
+#include <string>
+#include <vector>
+
 namespace webnn {
 
 enum class CpuIsa { kRef = 0, kAvx2 = 1, kAvx512 = 2 };
@@ -28,16 +32,29 @@ CpuIsa detected_isa();
 // level above what the CPU supports falls back to the detected one.
 CpuIsa active_isa();
 
-// Instruction-set extensions beyond the level that some kernels use (the int8 GEMM's dot products),
-// as detected, minus those named in WEBNN_CPU_DISABLE (a comma-separated list: avx512vnni, avxvnni,
-// avx512vbmi, amx) and those above the active level (the AVX-512 ones and AMX need the avx512 level,
-// AVX-VNNI avx2).
-struct CpuFeatures {
-  bool avx512_vnni = false;  // vpdpbusd on zmm
-  bool avx_vnni = false;     // vpdpbusd on ymm, VEX-encoded
-  bool avx512_vbmi = false;  // vpermi2b: 8-bit table lookups
-  bool amx_int8 = false;     // tdpbusd on tile registers (with AVX-512 VNNI, and the OS's permission)
+// The instruction-set features kernels are picked by (kernels/platform.cc: each table slot takes the
+// first of its kernels whose features the CPU has). The level features come with the ISA level;
+// the extensions are as detected, minus those named in WEBNN_CPU_DISABLE (a comma-separated list:
+// avx512vnni, avxvnni, avx512vbmi, amx) and those above the active level (the AVX-512 ones and AMX
+// need the avx512 level, AVX-VNNI avx2).
+enum CpuFeature : uint32_t {
+  kCpuAvx2 = 1u << 0,        // the avx2 level: AVX2, FMA, F16C
+  kCpuAvx512 = 1u << 1,      // the avx512 level: AVX-512 F, BW, DQ, VL
+  kCpuAvx512Vnni = 1u << 2,  // vpdpbusd on zmm
+  kCpuAvxVnni = 1u << 3,     // vpdpbusd on ymm, VEX-encoded
+  kCpuAvx512Vbmi = 1u << 4,  // vpermi2b: 8-bit table lookups
+  kCpuAmxInt8 = 1u << 5,     // tdpbusd on tile registers (with AVX-512 VNNI, and the OS's permission)
 };
+struct CpuFeatures {
+  uint32_t bits = 0;
+  bool has(uint32_t features) const { return (bits & features) == features; }
+};
+// The active features: those of the active level and the extensions it allows.
 const CpuFeatures& active_features();
+// A level's features (at most the detected level; for tests and benchmarks that compare levels), with
+// the active extensions that level allows.
+CpuFeatures features_for(CpuIsa isa);
+// Their names ("avx2", "avx512", "avx512vnni", "avxvnni", "avx512vbmi", "amx").
+std::vector<std::string> feature_names(const CpuFeatures& features);
 
 }  // namespace webnn

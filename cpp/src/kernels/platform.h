@@ -1,6 +1,6 @@
-// The kernel table: per-ISA kernels picked once, at first use, for the active ISA level and CPU
-// features (core/cpu_features.h; WEBNN_CPU_ISA forces a lower level, WEBNN_CPU_DISABLE turns
-// extensions off).
+// The kernel table: each slot's kernel picked once, at first use, by the CPU features it needs
+// (core/cpu_features.h: the active level's, and the extensions it allows; WEBNN_CPU_ISA forces a
+// lower level, WEBNN_CPU_DISABLE turns extensions off).
 #pragma once
 #include "core/cpu_features.h"
 #include "kernels/gemm/gemm_ukernel.h"
@@ -26,8 +26,8 @@ struct KernelTable {
   const NormLoops* norm;
   const PoolLoops* pool;
   const DepthwiseLoops* depthwise;
-  // The level's int8 kernels, with the uint8 x int8 dot products of the CPU's VNNI extension
-  // (active_features(): AVX-512 VNNI at the avx512 level, else AVX-VNNI) when it has one.
+  // The level's int8 kernels, with the uint8 x int8 dot products of the CPU's best extension for
+  // them (AMX, else AVX-512 VNNI, else AVX-VNNI) when it has one.
   Int8Kernels int8;
 };
 

@@ -106,7 +106,7 @@ Kernel make_attention_kernel(const AttentionParams& params) {
           }
           for (size_t panel = 0; panel < key_panels; ++panel) {
             const size_t n0 = panel * nr, cols = std::min(nr, p.keys - n0);
-            const GemmTileEpilogue ep{nullptr, false, lowest, highest, m ? m + row0 * p.mask.row_stride + n0 : nullptr,
+            const TileEpilogue ep{nullptr, false, lowest, highest, m ? m + row0 * p.mask.row_stride + n0 : nullptr,
                                       p.mask.row_stride};
             uk.igemm(count, cols, 1, p.depth, rows, packed_keys + panel * p.depth * nr, scores + n0, score_ld, false,
                      m ? &ep : nullptr);

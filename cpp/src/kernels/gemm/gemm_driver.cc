@@ -78,10 +78,10 @@ const float* pack_whole(size_t K, size_t extent, size_t width, ThreadPool* pool,
 
 // The epilogue of the tile at (row, n0) when its K loop ends; null when nothing applies.
 // A rounding-only activation (float16 results held in float32) runs here, in registers.
-const GemmTileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, size_t n0, GemmTileEpilogue& out) {
+const TileEpilogue* tile_epilogue(const GemmEpilogue& epilogue, size_t row, size_t n0, TileEpilogue& out) {
   const bool round = epilogue.activation.only_rounds();
   if (!epilogue.active() && !round) return nullptr;
-  out = GemmTileEpilogue{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max, nullptr, epilogue.residual_ld, round};
+  out = TileEpilogue{nullptr, epilogue.bias_per_row, epilogue.min, epilogue.max, nullptr, epilogue.residual_ld, round};
   if (epilogue.bias) out.bias = epilogue.bias + (epilogue.bias_per_row ? row : n0);
   if (epilogue.residual) out.residual = epilogue.residual + row * epilogue.residual_ld + n0;
   return &out;
@@ -204,7 +204,7 @@ void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda
             const size_t row = t * mr, count = std::min(mr, M - row);
             for (size_t i = 0; i < count; ++i)
               rows[i] = copy_rows ? copies + (row + i - r0) * copy_ld : A + (row + i) * lda + k0;
-            GemmTileEpilogue ep;
+            TileEpilogue ep;
             float* c = C + row * ldc + n0;
             uk.igemm(count, cols, 1, kc, rows, B.panel(panel) + k0 * nr, c, ldc, k0 > 0,
                      last ? tile_epilogue(epilogue, row, n0, ep) : nullptr);
@@ -333,9 +333,9 @@ void gemm_f32_packed_a(size_t M, size_t N, size_t K, const PackedA& A, const BBl
   const size_t panel_rows = A.panel_rows;
   const BlockedGemm g{K, (M + panel_rows - 1) / panel_rows, N, nr, kNcTarget, 1, pack_b};
   gemm_blocked(g, threads, pool, [&](size_t ap, size_t n0, const float* b_panel, size_t k0, size_t kc) {
-    GemmTileEpilogue ep;
+    TileEpilogue ep;
     const size_t row = ap * panel_rows, rows = std::min(panel_rows, M - row), cols = std::min(nr, N - n0);
-    const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
+    const TileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
     uk.fn(rows, cols, kc, A.panel(ap) + k0 * mr, b_panel, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
     if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols, tile_ep && tile_ep->round_to_half);
   });
@@ -393,9 +393,9 @@ void gemm_f32_packed(size_t M, size_t N, size_t K, const ABlockPacker& pack_a_bl
       [&](size_t k0, size_t kc, size_t m0, size_t mc, float* dst) { pack_a_block(m0, mc, k0, kc, dst); };
   const BlockedGemm g{K, (N + nr - 1) / nr, M, mr, kMcTarget, 0, pack_a};
   gemm_blocked(g, threads, pool, [&](size_t p, size_t row, const float* a_panel, size_t k0, size_t kc) {
-    GemmTileEpilogue ep;
+    TileEpilogue ep;
     const size_t n0 = p * nr, cols = std::min(nr, N - n0), rows = std::min(mr, M - row);
-    const GemmTileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
+    const TileEpilogue* tile_ep = k0 + kc == K ? tile_epilogue(epilogue, row, n0, ep) : nullptr;
     uk.fn(rows, cols, kc, a_panel, B.panel(p) + k0 * nr, C + row * ldc + n0, ldc, k0 > 0, tile_ep);
     if (k0 + kc == K) activate_tile(epilogue, C + row * ldc + n0, ldc, rows, cols, tile_ep && tile_ep->round_to_half);
   });

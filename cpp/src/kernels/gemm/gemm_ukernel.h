@@ -5,21 +5,12 @@
 #pragma once
 #include <cstddef>
 
+#include "kernels/gemm/tile_epilogue.h"
+
 namespace webnn {
 
-// Applied to a finished tile while it is in registers: bias, then a residual addend, then clamp to
-// [min, max], then rounding to float16 values (float16 results held in float32).
-struct GemmTileEpilogue {
-  const float* bias;   // null, or bias for this tile: per column (cols values) or per row (rows values)
-  bool bias_per_row;
-  float min, max;
-  const float* residual;  // null, or the addend of this tile: element (i, j) at residual[i * residual_ld + j]
-  size_t residual_ld;
-  bool round_to_half = false;
-};
-
 using GemmUkernelFn = void (*)(size_t rows, size_t cols, size_t kc, const float* a_panel, const float* b_panel,
-                               float* c, size_t ldc, bool accumulate, const GemmTileEpilogue* epilogue);
+                               float* c, size_t ldc, bool accumulate, const TileEpilogue* epilogue);
 
 // Small M (at most 4 rows of A, given unpacked with row stride lda) against one packed B panel:
 // C[m x NR] = A[m x kc] * Bpanel[kc][NR] (overwritten; no epilogue). For M=1 this is GEMV.
@@ -33,7 +24,7 @@ constexpr size_t kGemvMaxRows = 4;
 // for padding).
 using IgemmUkernelFn = void (*)(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a,
                                 const float* b_panel, float* c, size_t ldc, bool accumulate,
-                                const GemmTileEpilogue* epilogue);
+                                const TileEpilogue* epilogue);
 
 // The strided-rows GEMM (a first convolution over padded NCHW input rows): C[rows x cols] =
 // A * Bpanel[taps * tap_length][NR], then the epilogue, where A's row i reads, for each tap t,
@@ -41,7 +32,7 @@ using IgemmUkernelFn = void (*)(size_t rows, size_t cols, size_t taps, size_t ch
 // every tap's row, so one pointer per tap does instead of one per tap and row.
 using StridedGemmUkernelFn = void (*)(size_t rows, size_t cols, size_t taps, size_t tap_length, const float* const* a,
                                       size_t stride, const float* b_panel, float* c, size_t ldc,
-                                      const GemmTileEpilogue* epilogue);
+                                      const TileEpilogue* epilogue);
 
 struct GemmUkernel {
   GemmUkernelFn fn;

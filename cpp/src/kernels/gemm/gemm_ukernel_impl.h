@@ -47,10 +47,10 @@ __attribute__((always_inline)) inline void start_tile(VF (&acc)[R][V], float* c,
 // and -0.0 pass through). Only adding C (later K blocks) and a residual are chosen per tile.
 template <size_t R, size_t V, bool Full>
 __attribute__((always_inline)) inline void store_tile(VF (&acc)[R][V], float* c, size_t ldc, bool accumulate,
-                                                      const GemmTileEpilogue* ep, size_t last_lanes) {
+                                                      const TileEpilogue* ep, size_t last_lanes) {
   const simd::Mask last = simd::first_lanes(last_lanes);
   const auto whole = [&](size_t v) { return Full || v + 1 < V || last_lanes == L; };
-  const GemmTileEpilogue e = ep ? *ep : GemmTileEpilogue{nullptr, false, -__builtin_inff(), __builtin_inff(), nullptr, 0};
+  const TileEpilogue e = ep ? *ep : TileEpilogue{nullptr, false, -__builtin_inff(), __builtin_inff(), nullptr, 0};
   const VF lo = simd::splat(e.min), hi = simd::splat(e.max), none = simd::splat(-0.0f);
   VF col_bias[V];
 #pragma GCC unroll 4
@@ -90,7 +90,7 @@ template <size_t R, size_t V, bool Full>
 // No vector parameter: GCC then ends the function with vzeroupper, which the baseline (SSE) driver
 // code it returns to needs (dirty upper halves made that code twice as slow on Zen 3).
 void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool accumulate,
-          const GemmTileEpilogue* ep, size_t last_lanes) {
+          const TileEpilogue* ep, size_t last_lanes) {
   VF acc[R][V];
   start_tile<R, V>(acc, c, ldc);
   for (size_t k = 0; k < kc; ++k, a += MR, b += NR) {
@@ -109,7 +109,7 @@ void tile(size_t kc, const float* a, const float* b, float* c, size_t ldc, bool 
 // i's values are a[t * MR + i][0, channels). B is packed [taps * channels][NR].
 template <size_t R, size_t V, bool Full>
 void indirect_tile(size_t taps, size_t channels, const float* const* a, const float* b, float* c, size_t ldc,
-                   bool accumulate, const GemmTileEpilogue* ep, size_t last_lanes) {
+                   bool accumulate, const TileEpilogue* ep, size_t last_lanes) {
   VF acc[R][V];
   start_tile<R, V>(acc, c, ldc);
   for (size_t t = 0; t < taps; ++t, a += MR) {
@@ -133,7 +133,7 @@ void indirect_tile(size_t taps, size_t channels, const float* const* a, const fl
 // broadcasts address one register with constant offsets, no row pointers).
 template <size_t R, size_t V, bool Full, size_t S>
 void strided_tile(size_t taps, size_t tap_length, const float* const* a, const float* b, float* c, size_t ldc,
-                  const GemmTileEpilogue* ep, size_t last_lanes) {
+                  const TileEpilogue* ep, size_t last_lanes) {
   VF acc[R][V];
   start_tile<R, V>(acc, c, ldc);
   for (size_t t = 0; t < taps; ++t) {
@@ -154,12 +154,12 @@ void strided_tile(size_t taps, size_t tap_length, const float* const* a, const f
   store_tile<R, V, Full>(acc, c, ldc, false, ep, last_lanes);
 }
 
-using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const GemmTileEpilogue*, size_t);
+using TileFn = void (*)(size_t, const float*, const float*, float*, size_t, bool, const TileEpilogue*, size_t);
 using IndirectTileFn = void (*)(size_t, size_t, const float* const*, const float*, float*, size_t, bool,
-                                const GemmTileEpilogue*, size_t);
+                                const TileEpilogue*, size_t);
 
 using StridedTileFn = void (*)(size_t, size_t, const float* const*, const float*, float*, size_t,
-                               const GemmTileEpilogue*, size_t);
+                               const TileEpilogue*, size_t);
 
 struct StridedTiles {
   StridedTileFn one[MR + 1], two[MR + 1], full[MR + 1];
@@ -186,20 +186,20 @@ constexpr auto make_tiles(std::index_sequence<R...>) {
 constexpr auto kTiles = make_tiles(std::make_index_sequence<MR>());
 
 void f32_gemm_ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b, float* c, size_t ldc,
-                      bool accumulate, const GemmTileEpilogue* ep) {
+                      bool accumulate, const TileEpilogue* ep) {
   const size_t last = cols % L ? cols % L : L;
   (cols == NR ? kTiles.full : cols > L ? kTiles.two : kTiles.one)[rows](kc, a, b, c, ldc, accumulate, ep, last);
 }
 
 void f32_igemm_ukernel(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a,
-                       const float* b, float* c, size_t ldc, bool accumulate, const GemmTileEpilogue* ep) {
+                       const float* b, float* c, size_t ldc, bool accumulate, const TileEpilogue* ep) {
   const size_t last = cols % L ? cols % L : L;
   (cols == NR ? kTiles.indirect_full : cols > L ? kTiles.indirect_two : kTiles.indirect_one)[rows](
       taps, channels, a, b, c, ldc, accumulate, ep, last);
 }
 
 void f32_strided_ukernel(size_t rows, size_t cols, size_t taps, size_t tap_length, const float* const* a,
-                         size_t stride, const float* b, float* c, size_t ldc, const GemmTileEpilogue* ep) {
+                         size_t stride, const float* b, float* c, size_t ldc, const TileEpilogue* ep) {
   const size_t last = cols % L ? cols % L : L;
   const StridedTiles& table = stride == 1 ? kStrided1 : kStrided2;
   (cols == NR ? table.full : cols > L ? table.two : table.one)[rows](taps, tap_length, a, b, c, ldc, ep, last);

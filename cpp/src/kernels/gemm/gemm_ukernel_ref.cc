@@ -11,7 +11,7 @@ namespace {
 constexpr size_t MR = 4, NR = 16;
 
 void store(const float (&acc)[MR][NR], size_t rows, size_t cols, float* c, size_t ldc, bool accumulate,
-           const GemmTileEpilogue* ep) {
+           const TileEpilogue* ep) {
   for (size_t i = 0; i < rows; ++i) {
     float* row = c + i * ldc;
     for (size_t j = 0; j < cols; ++j) {
@@ -28,7 +28,7 @@ void store(const float (&acc)[MR][NR], size_t rows, size_t cols, float* c, size_
 }
 
 void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b, float* c, size_t ldc,
-             bool accumulate, const GemmTileEpilogue* ep) {
+             bool accumulate, const TileEpilogue* ep) {
   float acc[MR][NR] = {};
   for (size_t k = 0; k < kc; ++k, a += MR, b += NR)
     for (size_t i = 0; i < MR; ++i)
@@ -37,7 +37,7 @@ void ukernel(size_t rows, size_t cols, size_t kc, const float* a, const float* b
 }
 
 void igemm(size_t rows, size_t cols, size_t taps, size_t channels, const float* const* a, const float* b, float* c,
-           size_t ldc, bool accumulate, const GemmTileEpilogue* ep) {
+           size_t ldc, bool accumulate, const TileEpilogue* ep) {
   float acc[MR][NR] = {};
   for (size_t t = 0; t < taps; ++t, a += MR)
     for (size_t k = 0; k < channels; ++k, b += NR)
@@ -47,7 +47,7 @@ void igemm(size_t rows, size_t cols, size_t taps, size_t channels, const float* 
 }
 
 void strided(size_t rows, size_t cols, size_t taps, size_t tap_length, const float* const* a, size_t stride,
-             const float* b, float* c, size_t ldc, const GemmTileEpilogue* ep) {
+             const float* b, float* c, size_t ldc, const TileEpilogue* ep) {
   float acc[MR][NR] = {};
   for (size_t t = 0; t < taps; ++t)
     for (size_t k = 0; k < tap_length; ++k, b += NR)

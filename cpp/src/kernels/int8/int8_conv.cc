@@ -9,13 +9,17 @@
 
 #include "core/shared_constants.h"
 #include "core/thread_pool.h"
+#include "kernels/gemm/tiled_product.h"
 #include "kernels/platform.h"
 
 namespace webnn {
 
 namespace {
 
-constexpr size_t kBlockBytes = 256 * 1024;  // the gathered A rows of one block, kept in L2 across panels
+// An item's gathered A rows stay in L2 while every panel passes (B whole: a chunk of panels would
+// gather the rows again); with threads, about 2 items each (4 gathered each block twice as often, for
+// no better balance).
+constexpr TilePolicy kInt8ConvPolicy{256 * 1024, ~size_t(0), 0, 2};
 constexpr size_t kMaxNr = 32;
 constexpr size_t kColumnPad = 16;  // one vector of int32 columns
 constexpr size_t kRowSlack = 16;   // bytes past a staged im2col row that a gather may overwrite
@@ -79,13 +83,13 @@ class Int8Conv2d {
         max_ = std::numeric_limits<float>::infinity();
       }
     } else {
-      // In units of the output scale (Int8Requantize).
+      // In units of the output scale (TileEpilogue).
       const double output_scale = q_.output_scale;
       for (size_t o = 0; o < O; ++o) {
         multiplier_[o] = float(double(q_.input_scale) * double(q_.filter_scale[o]) / output_scale);
         if (bias) bias_[o] = float(double(bias[o]) / output_scale);
       }
-      // The absorbed clamp's bounds and the 8-bit range, in one interval (see Int8Requantize).
+      // The absorbed clamp's bounds and the 8-bit range, in one interval (see TileEpilogue).
       const bool output_signed = q_.output_type == DataType::kInt8;
       const double lowest = (output_signed ? -128.0 : 0.0) - q_.output_zero;
       const double highest = (output_signed ? 127.0 : 255.0) - q_.output_zero;
@@ -195,9 +199,16 @@ class Int8Conv2d {
   };
   Columns columns() const { return Columns{offset_.data(), multiplier_.data(), a_zero_}; }
 
-  Int8Requantize requantize_at(size_t o, const Columns& c) const {
-    return Int8Requantize{c.offset + o, c.multiplier + o, bias_.data() + o, min_, max_,
-                          q_.output_zero, q_.output_type == DataType::kInt8};
+  TileEpilogue requantize_at(size_t o, const Columns& c) const {
+    TileEpilogue ep;
+    ep.offset = c.offset + o;
+    ep.multiplier = c.multiplier + o;
+    ep.bias = bias_.data() + o;
+    ep.min = min_;
+    ep.max = max_;
+    ep.output_zero = q_.output_zero;
+    ep.output_signed = q_.output_type == DataType::kInt8;
+    return ep;
   }
 
   // The element stride between an input pixel's channels: NHWC or NCHW.
@@ -334,94 +345,108 @@ class Int8Conv2d {
     for (size_t m = m0; m < m1; ++m) activation_(out + m * p_.out_channels + o0, o1 - o0);
   }
 
-  // `out`: 8-bit values, or float32 ones (float_output, with `addend` when one is fused).
-  void run_gemm(const uint8_t* in, void* out_data, const Columns& columns, const float* addend,
-                ThreadPool* pool) const {
+  // The int8 kind of the tiled product: an item's A rows are gathered as im2col rows (or read in
+  // place: pointwise), then each panel passes over its tiles while it is in L1, each tile's sums
+  // requantized (or dequantized) while they are in L1.
+  struct GemmTiles {
+    static constexpr bool kPanelsOuter = true;
+    struct Scratch {
+      uint32_t* a;
+      int32_t* tile;
+      uint8_t* staged_out;
+    };
+    const Int8Conv2d& conv;
+    const uint8_t* in;
+    void* out;
+    const Columns& columns;
+    const float* addend;
+    size_t block_tiles;
+
+    Scratch scratch() const {
+      const size_t mr = conv.uk_.mr, tile_words = conv.k_steps_ * mr;
+      return Scratch{thread_buffer<uint32_t>(0, block_tiles * tile_words + kRowSlack / sizeof(uint32_t)),
+                     thread_buffer<int32_t>(2, mr * conv.uk_.nr),
+                     thread_buffer<uint8_t>(3, mr * kMaxNr * sizeof(float))};
+    }
+    void begin_item(Scratch& s, const TileItem& item) const {
+      const size_t mr = conv.uk_.mr, tile_words = conv.k_steps_ * mr, M = conv.rows();
+      for (size_t t = item.t0; t < item.t1; ++t)
+        if (!conv.in_place(item.group, t))
+          conv.gather_tile(in, t * mr, std::min(mr, M - t * mr), item.group, columns.a_zero,
+                           s.a + (t - item.t0) * tile_words);
+    }
+    void begin_tile(Scratch&, const TileItem&, size_t) const {}
+    void end_tile(Scratch&, const TileItem&, size_t) const {}
+    // One tile of sums (rows of tile t, columns of the panel), then its epilogue.
+    void tile(Scratch& s, const TileItem& item, size_t t, size_t panel) const {
+      conv.multiply(in, out, columns, addend, s, item, t, panel);
+    }
+    void end_item(Scratch&, const TileItem& item) const {
+      if (!conv.q_.float_output || !conv.activation_) return;  // (NHWC: the epilogue is channels-last only)
+      const size_t mr = conv.uk_.mr, nr = conv.uk_.nr, og = conv.og_, g = item.group;
+      conv.finish_float_rows(static_cast<float*>(out), item.t0 * mr, std::min(conv.rows(), item.t1 * mr),
+                             g * og + item.p0 * nr, g * og + std::min(og, item.p1 * nr));
+    }
+  };
+
+  size_t rows() const { return p_.batch * p_.out_h * p_.out_w; }
+
+  // A pointwise convolution's full tiles read the input's pixels in place; the others are gathered.
+  // (A row's k_steps words may run past its K bytes, into the next pixel: they meet zero weights,
+  // but must lie inside the input.)
+  bool in_place(size_t g, size_t t) const {
+    const size_t mr = uk_.mr, M = rows();
+    return rows_in_place_ && (t + 1) * mr <= M &&
+           ((t + 1) * mr - 1) * p_.in_channels + g * cg_ + 4 * k_steps_ <= M * p_.in_channels;
+  }
+
+  void multiply(const uint8_t* in, void* out_data, const Columns& columns, const float* addend,
+                GemmTiles::Scratch& s, const TileItem& item, size_t t, size_t panel) const {
     uint8_t* out = static_cast<uint8_t*>(out_data);
     float* out_float = static_cast<float*>(out_data);
-    const size_t mr = uk_.mr, nr = uk_.nr, O = p_.out_channels, ohw = p_.out_h * p_.out_w;
-    const size_t M = p_.batch * ohw, tiles = (M + mr - 1) / mr;
-    const size_t tile_words = k_steps_ * mr;
-    const size_t threads = pool ? size_t(pool->max_threads()) : 1;
-    // Blocks of equal size, at most kBlockBytes of rows each, a multiple of the threads in number
-    // (while there are tiles enough) so that the threads get equal shares.
-    const size_t largest = std::clamp<size_t>(kBlockBytes / (tile_words * sizeof(uint32_t)), 1, tiles);
-    size_t blocks = (tiles + largest - 1) / largest;
-    if (threads > 1) blocks = std::min(tiles, (blocks + threads - 1) / threads * threads);
-    const size_t block_tiles = (tiles + blocks - 1) / blocks;
-    blocks = (tiles + block_tiles - 1) / block_tiles;
-    // Few pixels (late layers), with threads: the panels are shared out too, to about 2 items per
-    // thread, each chunk gathering its own A block (gathering every block once, first, measured
-    // slower: one more region, and rows read from the other core's cache; 4 items per thread
-    // gathered each block twice as often, for no better balance).
-    size_t chunks = threads == 1 ? 1
-                                 : std::clamp<size_t>((2 * threads + blocks * p_.groups - 1) / (blocks * p_.groups), 1,
-                                                      panels_);
-    const size_t chunk_panels = (panels_ + chunks - 1) / chunks;
-    chunks = (panels_ + chunk_panels - 1) / chunk_panels;
-    const size_t items = blocks * p_.groups * chunks;
-    const uint32_t* packed = reinterpret_cast<const uint32_t*>(packed_->data());
-    // A pointwise convolution's full tiles read the input's pixels in place; the others are gathered.
-    // (A row's k_steps words may run past its K bytes, into the next pixel: they meet zero weights,
-    // but must lie inside the input.)
-    const auto in_place = [&](size_t g, size_t t) {
-      return rows_in_place_ && (t + 1) * mr <= M &&
-             ((t + 1) * mr - 1) * p_.in_channels + g * cg_ + 4 * k_steps_ <= M * p_.in_channels;
-    };
-    auto run = [&](size_t begin, size_t end) {
-      uint32_t* a = thread_buffer<uint32_t>(0, block_tiles * tile_words + kRowSlack / sizeof(uint32_t));
-      int32_t* tile = thread_buffer<int32_t>(2, mr * nr);
-      uint8_t* staged_out = thread_buffer<uint8_t>(3, mr * kMaxNr * sizeof(float));
-      float* staged_float = reinterpret_cast<float*>(staged_out);
-      for (size_t item = begin; item < end; ++item) {
-        const size_t chunk = item % chunks, g = item / chunks % p_.groups;
-        const size_t t0 = item / chunks / p_.groups * block_tiles, t1 = std::min(tiles, t0 + block_tiles);
-        for (size_t t = t0; t < t1; ++t)
-          if (!in_place(g, t)) gather_tile(in, t * mr, std::min(mr, M - t * mr), g, columns.a_zero, a + (t - t0) * tile_words);
-        const size_t p0 = chunk * chunk_panels, p1 = std::min(panels_, (chunk + 1) * chunk_panels);
-        // One tile of sums (rows of tile t, columns of the panel), then its epilogue.
-        const auto multiply = [&](size_t t, size_t panel) {
-          const uint32_t* b = packed + (g * panels_ + panel) * k_steps_ * nr;
-          const size_t o0 = g * og_ + panel * nr, cols = std::min(nr, og_ - panel * nr);
-          const Int8Requantize rq = requantize_at(o0, columns);
-          const size_t m0 = t * mr, rows = std::min(mr, M - m0);
-          if (in_place(g, t))
-            uk_.fn(k_steps_, reinterpret_cast<const uint32_t*>(in + m0 * p_.in_channels + g * cg_),
-                   p_.in_channels / 4, b, tile);
-          else
-            uk_.fn(k_steps_, a + (t - t0) * tile_words, k_steps_, b, tile);
-          if (q_.float_output && p_.nhwc) {
-            kernels_.dequantize_sums(rows, cols, tile, nr, rq, out_float + m0 * O + o0, O);
-            if (finishes_tiles_) finish_float_tile(out_float, m0, o0, rows, cols, addend);
-            return;
-          }
-          if (q_.float_output) {  // NCHW: each column is a plane (no addend; a clamp in dequantize_sums)
-            kernels_.dequantize_sums(rows, cols, tile, nr, rq, staged_float, kMaxNr);
-            for (size_t i = 0; i < rows; ++i) {
-              const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
-              float* dst = out_float + (n * O + o0) * ohw + pix;
-              for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_float[i * kMaxNr + j];
-            }
-            return;
-          }
-          if (p_.nhwc) return kernels_.requantize(rows, cols, tile, nr, rq, out + m0 * O + o0, O);
-          kernels_.requantize(rows, cols, tile, nr, rq, staged_out, kMaxNr);
-          for (size_t i = 0; i < rows; ++i) {
-            const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
-            uint8_t* dst = out + (n * O + o0) * ohw + pix;
-            for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_out[i * kMaxNr + j];
-          }
-        };
-        for (size_t panel = p0; panel < p1; ++panel)  // the panel stays in L1 while the tiles pass
-          for (size_t t = t0; t < t1; ++t) multiply(t, panel);
-        if (q_.float_output && activation_)  // (NHWC: the epilogue is channels-last only)
-          finish_float_rows(out_float, t0 * mr, std::min(M, t1 * mr), g * og_ + chunk * chunk_panels * nr,
-                            g * og_ + std::min(og_, p1 * nr));
+    const size_t mr = uk_.mr, nr = uk_.nr, O = p_.out_channels, ohw = p_.out_h * p_.out_w, g = item.group;
+    const uint32_t* b = reinterpret_cast<const uint32_t*>(packed_->data()) + (g * panels_ + panel) * k_steps_ * nr;
+    const size_t o0 = g * og_ + panel * nr, cols = std::min(nr, og_ - panel * nr);
+    const TileEpilogue rq = requantize_at(o0, columns);
+    const size_t m0 = t * mr, rows = std::min(mr, this->rows() - m0);
+    int32_t* tile = s.tile;
+    if (in_place(g, t))
+      uk_.fn(k_steps_, reinterpret_cast<const uint32_t*>(in + m0 * p_.in_channels + g * cg_), p_.in_channels / 4, b,
+             tile);
+    else
+      uk_.fn(k_steps_, s.a + (t - item.t0) * k_steps_ * mr, k_steps_, b, tile);
+    if (q_.float_output && p_.nhwc) {
+      kernels_.dequantize_sums(rows, cols, tile, nr, rq, out_float + m0 * O + o0, O);
+      if (finishes_tiles_) finish_float_tile(out_float, m0, o0, rows, cols, addend);
+      return;
+    }
+    if (q_.float_output) {  // NCHW: each column is a plane (no addend; a clamp in dequantize_sums)
+      float* staged_float = reinterpret_cast<float*>(s.staged_out);
+      kernels_.dequantize_sums(rows, cols, tile, nr, rq, staged_float, kMaxNr);
+      for (size_t i = 0; i < rows; ++i) {
+        const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
+        float* dst = out_float + (n * O + o0) * ohw + pix;
+        for (size_t j = 0; j < cols; ++j) dst[j * ohw] = staged_float[i * kMaxNr + j];
       }
-    };
-    const size_t work = M * O * K_;
-    if (threads > 1 && items > 1 && work >= (size_t(1) << 18)) pool->parallel_for(items, 1, run);
-    else run(0, items);
+      return;
+    }
+    if (p_.nhwc) return kernels_.requantize(rows, cols, tile, nr, rq, out + m0 * O + o0, O);
+    kernels_.requantize(rows, cols, tile, nr, rq, s.staged_out, kMaxNr);
+    for (size_t i = 0; i < rows; ++i) {
+      const size_t m = m0 + i, n = m / ohw, pix = m % ohw;
+      uint8_t* dst = out + (n * O + o0) * ohw + pix;
+      for (size_t j = 0; j < cols; ++j) dst[j * ohw] = s.staged_out[i * kMaxNr + j];
+    }
+  }
+
+  // `out`: 8-bit values, or float32 ones (float_output, with `addend` when one is fused).
+  void run_gemm(const uint8_t* in, void* out, const Columns& columns, const float* addend, ThreadPool* pool) const {
+    const size_t mr = uk_.mr, nr = uk_.nr, M = rows();
+    const size_t tile_bytes = k_steps_ * mr * sizeof(uint32_t);
+    const TiledProduct product{p_.groups, M, mr, panels_, tile_bytes, k_steps_ * nr * sizeof(uint32_t),
+                               (M + mr - 1) / mr * tile_bytes, M * p_.out_channels * K_};
+    const TilePlan plan = plan_tiles(product, kInt8ConvPolicy, pool);
+    run_tiled(plan, pool, GemmTiles{*this, in, out, columns, addend, plan.tiles_per_item});
   }
 
   // NCHW runs through NHWC copies of the input and output: the loop vectorizes over channels.
@@ -453,7 +478,7 @@ class Int8Conv2d {
     const int16_t* packed = reinterpret_cast<const int16_t*>(packed_->data());
     const uint8_t* zeros = zero_run_.data();
     auto run = [&](size_t begin, size_t end) {
-      const Int8Requantize rq = requantize_at(0, columns());
+      const TileEpilogue rq = requantize_at(0, columns());
       const uint8_t** x = reinterpret_cast<const uint8_t**>(thread_buffer<uintptr_t>(0, taps_));
       for (size_t r = begin; r < end; ++r) {
         const size_t n = r / p_.out_h, oh = r % p_.out_h;

@@ -8,6 +8,8 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "kernels/gemm/tile_epilogue.h"
+
 namespace webnn {
 
 enum class Int8Dot : uint8_t {
@@ -21,29 +23,22 @@ constexpr size_t int8_dot_width(Int8Dot dot) { return dot == Int8Dot::kU8S8x4 ? 
 using Int8GemmFn = void (*)(size_t k_steps, const uint32_t* a, size_t a_stride, const uint32_t* b_panel,
                             int32_t* tile);
 
-// What turns the int32 sums of one output column j into 8-bit values (all per column, at column 0 of
-// the tile), in units of the output's scale: t = float(sum + offset[j]) * multiplier[j] + bias[j]
-// (multiplier = input scale x weight scale / output scale, bias = bias / output scale, both finite),
-// clamped to [min, max], then q = roundHalfEven(t) + output_zero. min and max are an absorbed relu's
-// or clamp's bounds divided by the output scale, each clamped to the 8-bit type's range minus the
-// zero point: so q needs no saturation (clamping to integer bounds commutes with rounding).
-struct Int8Requantize {
-  const int32_t* offset;     // the activation zero point's term (zeros when it has none)
-  const float* multiplier;
-  const float* bias;         // zeros when there is none
-  float min, max;
-  int32_t output_zero;
-  bool output_signed;        // int8 output, else uint8
-};
+// The requantize epilogue (TileEpilogue's integer fields) turns the int32 sums of output column j into
+// 8-bit values in units of the output's scale: t = float(sum + offset[j]) * multiplier[j] + bias[j]
+// (multiplier = input scale x weight scale / output scale, bias = bias / output scale, both finite,
+// bias never null: zeros when there is none), clamped to [min, max], then q = roundHalfEven(t) +
+// output_zero. min and max are an absorbed relu's or clamp's bounds divided by the output scale, each
+// clamped to the 8-bit type's range minus the zero point: so q needs no saturation (clamping to
+// integer bounds commutes with rounding).
 // rows x cols int32 sums (row stride ld) to 8-bit values at out[i * out_ld + j]. rq's arrays are read
 // in whole vectors: pad them by 16 past the last column.
-using Int8RequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq,
+using Int8RequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums, size_t ld, const TileEpilogue& rq,
                                   uint8_t* out, size_t out_ld);
 
 // The same sums to float32 values (a product whose result is not quantized again): out[i * out_ld + j]
 // = clamp(fma(float(sum + offset[j]), multiplier[j], bias[j]), min, max), multiplier = input scale x
 // weight scale (output_zero and output_signed unused). Padded arrays as above.
-using Int8DequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq,
+using Int8DequantizeFn = void (*)(size_t rows, size_t cols, const int32_t* sums, size_t ld, const TileEpilogue& rq,
                                   float* out, size_t out_ld);
 
 // Depthwise convolutions (channel multiplier 1) on NHWC pixels. The filter (int32 weights minus their
@@ -60,7 +55,7 @@ using Int8DepthwisePackFn = void (*)(size_t channels, size_t taps, const int32_t
 // rq.offset carries the zero point's share, -input_zero * sum of w), then requantizes the sums into
 // out + p * channels. rq's per-channel arrays are read in whole vectors (pad them by 16).
 using Int8DepthwiseFn = void (*)(size_t pixels, size_t step, size_t channels, size_t taps, const uint8_t* const* x,
-                                 bool input_signed, const int16_t* packed, const Int8Requantize& rq, uint8_t* out);
+                                 bool input_signed, const int16_t* packed, const TileEpilogue& rq, uint8_t* out);
 
 struct Int8GemmUkernel {
   Int8GemmFn fn = nullptr;  // null: this CPU has no such kernel

@@ -18,7 +18,7 @@ namespace webnn {
 namespace WEBNN_KERNEL_ISA {
 namespace {
 
-// One value of a column: see Int8Requantize.
+// One value of a column: see TileEpilogue.
 inline uint8_t requantized(int32_t sum, int32_t offset, float multiplier, float bias, float min, float max,
                            int32_t zero) {
   float t = float(sum + offset) * multiplier + bias;
@@ -28,7 +28,7 @@ inline uint8_t requantized(int32_t sum, int32_t offset, float multiplier, float 
 }
 
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
-// A vector of columns from j (`sum` with the offsets added): see Int8Requantize. The conversion to
+// A vector of columns from j (`sum` with the offsets added): see TileEpilogue. The conversion to
 // int32 rounds half to even (the default rounding mode), and the bytes are the values' low bytes.
 inline void requantize_lanes(simd::VI sum, simd::VF multiplier, simd::VF bias, simd::VF min, simd::VF max,
                              simd::VI zero, uint8_t* o) {
@@ -44,7 +44,7 @@ inline void requantize_lanes(simd::VI sum, const float* multiplier, const float*
 
 // A vector of columns at a time over every row, its per-column factors loaded once (the byte stores
 // may alias them, so the compiler would reload them per row); the last columns staged.
-void requantize(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq, uint8_t* out,
+void requantize(size_t rows, size_t cols, const int32_t* sums, size_t ld, const TileEpilogue& rq, uint8_t* out,
                 size_t out_ld) {
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
   using namespace simd;
@@ -76,7 +76,7 @@ void requantize(size_t rows, size_t cols, const int32_t* sums, size_t ld, const 
 
 // See Int8DequantizeFn: a vector of columns at a time over every row (the factors loaded once), the
 // last ones through a mask.
-void dequantize_sums(size_t rows, size_t cols, const int32_t* sums, size_t ld, const Int8Requantize& rq, float* out,
+void dequantize_sums(size_t rows, size_t cols, const int32_t* sums, size_t ld, const TileEpilogue& rq, float* out,
                      size_t out_ld) {
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
   using namespace simd;
@@ -143,7 +143,7 @@ inline __m512i widen16(__m256i v) {
 
 template <bool kInSigned>
 void depthwise_pixels(size_t pixels, size_t step, size_t channels, size_t taps, const uint8_t* const* x,
-                      const int16_t* packed, const Int8Requantize& rq, uint8_t* out) {
+                      const int16_t* packed, const TileEpilogue& rq, uint8_t* out) {
   constexpr size_t kBlock = kInt8DepthwiseBlock, kBlockWords = 2 * kBlock;
   const size_t blocks = (channels + kBlock - 1) / kBlock, pair_words = blocks * kBlockWords;
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
@@ -218,7 +218,7 @@ void depthwise_pixels(size_t pixels, size_t step, size_t channels, size_t taps, 
 }
 
 void depthwise(size_t pixels, size_t step, size_t channels, size_t taps, const uint8_t* const* x, bool input_signed,
-               const int16_t* packed, const Int8Requantize& rq, uint8_t* out) {
+               const int16_t* packed, const TileEpilogue& rq, uint8_t* out) {
   if (input_signed) depthwise_pixels<true>(pixels, step, channels, taps, x, packed, rq, out);
   else depthwise_pixels<false>(pixels, step, channels, taps, x, packed, rq, out);
 }
