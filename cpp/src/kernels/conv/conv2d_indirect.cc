@@ -146,7 +146,9 @@ class F32ConvTiles {
     }
   }
 
-  void tile(Scratch& s, const TileItem& item, size_t t, size_t panel) const {
+  size_t k_blocks() const { return 1; }
+  void begin_k_block(Scratch&, const TileItem&, size_t) const {}
+  void tile(Scratch& s, const TileItem& item, size_t t, size_t panel, size_t) const {
     const size_t mr = uk_.mr, nr = uk_.nr, q0 = t * mr, count = std::min(mr, pixels_ - q0);
     const size_t n0 = panel * nr, cols = std::min(nr, Og_ - n0), column = item.group * Og_ + n0;
     TileEpilogue ep{bias_ ? bias_ + column : nullptr, false, base_.min, base_.max,

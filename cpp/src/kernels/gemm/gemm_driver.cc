@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "kernels/gemm/gemm.h"
+#include "kernels/gemm/tiled_product.h"
 #include "kernels/platform.h"
 #include "core/shared_constants.h"
 #include "core/thread_pool.h"
@@ -162,66 +163,92 @@ void gemm_blocked(const BlockedGemm& g, size_t threads, ThreadPool* pool, const 
   else run_blocks(0, blocks);
 }
 
-// A read in place (no packing) through row pointers, by the indirect microkernel with one tap.
-// Items are (a group of row tiles whose K block stays in L2) x (a chunk of B panels); each runs
-// all K blocks, a B panel's K block staying in L1 while the group's tiles pass over it.
+// The float32 GEMM kind of the tiled product with A read in place (no packing) through row
+// pointers, by the indirect microkernel with one tap. An item is a group of row tiles whose K block
+// stays in L2 x a chunk of B panels; each K block of a panel stays in L1 while the group's tiles
+// pass over it. Rows that would evict each other in L1 are read from a copy of the group's K block.
+class F32GemmRowsInPlace {
+ public:
+  static constexpr bool kPanelsOuter = true;
+  struct Scratch {
+    float* copies;
+  };
+
+  F32GemmRowsInPlace(size_t M, size_t N, size_t K, const float* A, size_t lda, const PackedB& B, float* C, size_t ldc,
+                     const GemmEpilogue& epilogue)
+      : M_(M), N_(N), K_(K), A_(A), lda_(lda), B_(B), C_(C), ldc_(ldc), epilogue_(epilogue),
+        uk_(kernel_table().gemm_f32) {
+    if (uk_.mr > kGemmMaxTileRows)
+      throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
+    size_t offsets[kGemmMaxTileRows];
+    for (size_t i = 0; i < uk_.mr; ++i) offsets[i] = i * lda * sizeof(float);
+    copy_rows_ = rows_conflict_in_l1(offsets, uk_.mr);
+    copy_ld_ = copy_rows_ ? spread_row_stride(std::min(K, kKc), uk_.mr) : 0;
+  }
+
+  TiledProduct product() const {
+    const size_t mr = uk_.mr, nr = uk_.nr, kc = std::min(K_, kKc);
+    return TiledProduct{1, M_, mr, (N_ + nr - 1) / nr, mr * kc * sizeof(float), kc * nr * sizeof(float),
+                        M_ * K_ * sizeof(float), M_ * N_ * K_};
+  }
+
+  Scratch scratch() const { return Scratch{copy_rows_ ? thread_scratch(0, tiles_per_item_ * uk_.mr * copy_ld_) : nullptr}; }
+  void set_plan(const TilePlan& plan) { tiles_per_item_ = plan.tiles_per_item; }
+  size_t k_blocks() const { return (K_ + kKc - 1) / kKc; }
+
+  void begin_item(Scratch&, const TileItem&) const {}
+  void begin_k_block(Scratch& s, const TileItem& item, size_t kb) const {
+    if (!copy_rows_) return;
+    const size_t k0 = kb * kKc, kc = std::min(kKc, K_ - k0), r0 = item.t0 * uk_.mr, r1 = std::min(M_, item.t1 * uk_.mr);
+    for (size_t r = r0; r < r1; ++r) std::memcpy(s.copies + (r - r0) * copy_ld_, A_ + r * lda_ + k0, kc * sizeof(float));
+  }
+  void begin_tile(Scratch&, const TileItem&, size_t) const {}
+  void end_tile(Scratch&, const TileItem&, size_t) const {}
+
+  void tile(Scratch& s, const TileItem& item, size_t t, size_t panel, size_t kb) const {
+    const size_t mr = uk_.mr, nr = uk_.nr, k0 = kb * kKc, kc = std::min(kKc, K_ - k0);
+    const size_t n0 = panel * nr, cols = std::min(nr, N_ - n0), row = t * mr, count = std::min(mr, M_ - row);
+    const size_t r0 = item.t0 * mr;
+    const float* rows[kGemmMaxTileRows];
+    for (size_t i = 0; i < count; ++i)
+      rows[i] = copy_rows_ ? s.copies + (row + i - r0) * copy_ld_ : A_ + (row + i) * lda_ + k0;
+    TileEpilogue ep;
+    uk_.igemm(count, cols, 1, kc, rows, B_.panel(panel) + k0 * nr, C_ + row * ldc_ + n0, ldc_, k0 > 0,
+              k0 + kc == K_ ? tile_epilogue(epilogue_, row, n0, ep) : nullptr);
+  }
+
+  // The activation once the item's tiles are done, over rows as wide as its panels: a tile's
+  // 16-column rows are too short to overlap the activation's long dependency chains (GELU over
+  // 6 x 16 tiles took 1.5-2x its time over whole rows). (Rounding: in the tiles.)
+  void end_item(Scratch&, const TileItem& item) const {
+    if (!epilogue_.activation || epilogue_.activation.only_rounds()) return;
+    const size_t mr = uk_.mr, nr = uk_.nr, n0 = item.p0 * nr, n1 = std::min(N_, item.p1 * nr);
+    for (size_t r = item.t0 * mr; r < std::min(M_, item.t1 * mr); ++r) epilogue_.activation(C_ + r * ldc_ + n0, n1 - n0);
+  }
+
+ private:
+  size_t M_, N_, K_;
+  const float* A_;
+  size_t lda_;
+  const PackedB& B_;
+  float* C_;
+  size_t ldc_;
+  const GemmEpilogue& epilogue_;
+  const GemmUkernel uk_;
+  bool copy_rows_ = false;
+  size_t copy_ld_ = 0, tiles_per_item_ = 1;
+};
+
+// Row groups whose K block stays in L2 while every B panel (often weights read from memory) streams
+// past them once; with threads, B is split first, to about 4 items per thread.
+constexpr TilePolicy kF32GemmRowsPolicy{kInPlaceRowBytes, ~size_t(0), 0, 4, true};
+
 void gemm_rows_in_place(size_t M, size_t N, size_t K, const float* A, size_t lda, const PackedB& B, float* C,
                         size_t ldc, const GemmEpilogue& epilogue, ThreadPool* pool) {
-  const GemmUkernel uk = kernel_table().gemm_f32;
-  const size_t mr = uk.mr, nr = uk.nr, tiles = (M + mr - 1) / mr, panels = (N + nr - 1) / nr;
-  // Row tiles per group, evened out: the group's A rows of one K block stay in L2 while every B panel
-  // streams past them once (B, often weights read from memory, is read once per group).
-  const size_t max_group = std::max<size_t>(1, kInPlaceRowBytes / (mr * std::min(K, kKc) * sizeof(float)));
-  const size_t tile_groups = (tiles + max_group - 1) / max_group;
-  const size_t group_tiles = (tiles + tile_groups - 1) / tile_groups;
-  const size_t threads = pool && M * N * K >= (size_t(1) << 18) ? size_t(pool->max_threads()) : 1;
-  // With threads, B is split too until there are about 4 items per thread.
-  size_t chunks = threads > 1 ? std::clamp<size_t>((4 * threads + tile_groups - 1) / tile_groups, 1, panels) : 1;
-  const size_t chunk_panels = (panels + chunks - 1) / chunks;
-  chunks = (panels + chunk_panels - 1) / chunk_panels;
-  if (mr > kGemmMaxTileRows)
-    throw Error(ErrorKind::kUnknownError, "internal: the microkernel has more rows than supported");
-  // Rows that would evict each other in L1 are read from a copy of the group's K block.
-  size_t offsets[kGemmMaxTileRows];
-  for (size_t i = 0; i < mr; ++i) offsets[i] = i * lda * sizeof(float);
-  const bool copy_rows = rows_conflict_in_l1(offsets, mr);
-  const size_t copy_ld = copy_rows ? spread_row_stride(std::min(K, kKc), mr) : 0;
-  auto run = [&](size_t begin, size_t end) {
-    const float* rows[kGemmMaxTileRows];
-    float* copies = copy_rows ? thread_scratch(0, group_tiles * mr * copy_ld) : nullptr;
-    for (size_t item = begin; item < end; ++item) {
-      const size_t t0 = item / chunks * group_tiles, t1 = std::min(tiles, t0 + group_tiles);
-      const size_t p0 = item % chunks * chunk_panels, p1 = std::min(panels, p0 + chunk_panels);
-      const size_t r0 = t0 * mr, r1 = std::min(M, t1 * mr);
-      for (size_t k0 = 0; k0 < K; k0 += kKc) {
-        const size_t kc = std::min(kKc, K - k0);
-        const bool last = k0 + kc == K;
-        if (copy_rows)
-          for (size_t r = r0; r < r1; ++r) std::memcpy(copies + (r - r0) * copy_ld, A + r * lda + k0, kc * sizeof(float));
-        for (size_t panel = p0; panel < p1; ++panel) {
-          const size_t n0 = panel * nr, cols = std::min(nr, N - n0);
-          for (size_t t = t0; t < t1; ++t) {
-            const size_t row = t * mr, count = std::min(mr, M - row);
-            for (size_t i = 0; i < count; ++i)
-              rows[i] = copy_rows ? copies + (row + i - r0) * copy_ld : A + (row + i) * lda + k0;
-            TileEpilogue ep;
-            float* c = C + row * ldc + n0;
-            uk.igemm(count, cols, 1, kc, rows, B.panel(panel) + k0 * nr, c, ldc, k0 > 0,
-                     last ? tile_epilogue(epilogue, row, n0, ep) : nullptr);
-          }
-        }
-      }
-      // The activation once the item's tiles are done, over rows as wide as its panels: a tile's
-      // 16-column rows are too short to overlap the activation's long dependency chains (GELU over
-      // 6 x 16 tiles took 1.5-2x its time over whole rows).
-      if (epilogue.activation && !epilogue.activation.only_rounds()) {  // (rounding: in the tiles)
-        const size_t n0 = p0 * nr, n1 = std::min(N, p1 * nr);
-        for (size_t r = r0; r < r1; ++r) epilogue.activation(C + r * ldc + n0, n1 - n0);
-      }
-    }
-  };
-  if (threads > 1 && tile_groups * chunks > 1) pool->parallel_for(tile_groups * chunks, 1, run);
-  else run(0, tile_groups * chunks);
+  F32GemmRowsInPlace kind(M, N, K, A, lda, B, C, ldc, epilogue);
+  const TilePlan plan = plan_tiles(kind.product(), kF32GemmRowsPolicy, pool);
+  kind.set_plan(plan);
+  run_tiled(plan, pool, kind);
 }
 
 }  // namespace

@@ -35,21 +35,34 @@ TilePlan plan_tiles(const TiledProduct& product, const TilePolicy& policy, Threa
   plan.chunks = ceil_div(plan.panels, plan.chunk_panels);
   // Tile groups whose A rows stay in L2.
   const size_t fit = policy.block_bytes / std::max<size_t>(1, product.tile_bytes);
-  size_t tile_groups = ceil_div(plan.tiles, std::clamp<size_t>(std::min(fit, policy.max_tiles), 1, plan.tiles));
-  if (plan.threads > 1) {
-    // With threads: enough items for each to get several, in a multiple of the threads (equal
-    // shares), by splitting the tiles first (each is staged once either way) and then the panels.
-    const size_t wanted = policy.items_per_thread * plan.threads;
-    tile_groups = std::max(tile_groups, ceil_div(wanted, plan.groups * plan.chunks));
-    tile_groups = std::min(plan.tiles, ceil_div(tile_groups, plan.threads) * plan.threads);
-  }
+  const size_t tile_groups = ceil_div(plan.tiles, std::clamp<size_t>(std::min(fit, policy.max_tiles), 1, plan.tiles));
   plan.tiles_per_item = ceil_div(plan.tiles, tile_groups);
   plan.tile_groups = ceil_div(plan.tiles, plan.tiles_per_item);
-  if (plan.threads > 1 && plan.groups * plan.tile_groups * plan.chunks < policy.items_per_thread * plan.threads) {
-    const size_t chunks = std::clamp<size_t>(
-        ceil_div(policy.items_per_thread * plan.threads, plan.groups * plan.tile_groups), plan.chunks, plan.panels);
-    plan.chunk_panels = ceil_div(plan.panels, chunks);
-    plan.chunks = ceil_div(plan.panels, plan.chunk_panels);
+  if (plan.threads > 1) {
+    // With threads: enough items for each to get several. Splitting the tiles reads B once more
+    // per group, splitting the panels reads (or stages) A once more per chunk: the policy says which
+    // goes first. Tile groups come in a multiple of the threads (equal shares).
+    const size_t wanted = policy.items_per_thread * plan.threads;
+    const auto split_tiles = [&] {
+      size_t groups = std::max(plan.tile_groups, ceil_div(wanted, plan.groups * plan.chunks));
+      groups = std::min(plan.tiles, ceil_div(groups, plan.threads) * plan.threads);
+      plan.tiles_per_item = ceil_div(plan.tiles, groups);
+      plan.tile_groups = ceil_div(plan.tiles, plan.tiles_per_item);
+    };
+    const auto split_panels = [&] {
+      if (plan.groups * plan.tile_groups * plan.chunks >= wanted) return;
+      const size_t chunks = std::clamp<size_t>(ceil_div(wanted, plan.groups * plan.tile_groups), plan.chunks,
+                                               plan.panels);
+      plan.chunk_panels = ceil_div(plan.panels, chunks);
+      plan.chunks = ceil_div(plan.panels, plan.chunk_panels);
+    };
+    if (policy.panels_first) {
+      split_panels();
+      if (plan.groups * plan.tile_groups * plan.chunks < wanted) split_tiles();
+    } else {
+      split_tiles();
+      split_panels();
+    }
   }
   // Whichever order reads fewer bytes: B once per tile group, or A once per chunk.
   plan.group_major = plan.tile_groups * plan.panels * panel_bytes < plan.chunks * product.a_bytes;

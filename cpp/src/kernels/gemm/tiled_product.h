@@ -1,4 +1,5 @@
-// The tiled-product driver: every convolution runs here, whatever its kernel kind (float32 x float32
+// The tiled-product driver: every convolution, and every GEMM whose A rows are read in place, runs
+// here, whatever its kernel kind (float32 x float32
 // into float32; uint8 x int8 or int16 x int16 into int32, then requantized or dequantized). The
 // output is, per group, [rows][columns] in tiles of MR rows against NR-column panels of the packed
 // B. The driver cuts the work into items (a group of tiles x a chunk of panels), shares them over
@@ -30,6 +31,7 @@ struct TilePolicy {
   size_t max_tiles;         // the most tiles per item
   size_t chunk_bytes;       // a chunk of B panels, kept in L2 while the tiles pass (0: B whole)
   size_t items_per_thread;  // with threads: about this many items each (they take contiguous ranges)
+  bool panels_first = false;  // with threads, split the panels before the tiles (A is read in place, B is large)
 };
 
 // One item: tiles [t0, t1) of group `group` against its panels [p0, p1).
@@ -53,9 +55,11 @@ TilePlan plan_tiles(const TiledProduct& product, const TilePolicy& policy, Threa
 // Runs every item of `plan`. A kind has:
 //   Scratch scratch() const;                                   per thread and call
 //   static constexpr bool kPanelsOuter;                        the loop order within an item
+//   size_t k_blocks() const;                                   K blocks (tiles outer: 1)
 //   void begin_item(Scratch&, const TileItem&) const;          (stage the item's A rows)
+//   void begin_k_block(Scratch&, const TileItem&, size_t kb) const;  (panels outer)
 //   void begin_tile(Scratch&, const TileItem&, size_t t) const;  (tiles outer: find the tile's rows)
-//   void tile(Scratch&, const TileItem&, size_t t, size_t panel) const;  microkernel and epilogue
+//   void tile(Scratch&, const TileItem&, size_t t, size_t panel, size_t kb) const;  microkernel, epilogue
 //   void end_tile(Scratch&, const TileItem&, size_t t) const;    (tiles outer: e.g. the activation)
 //   void end_item(Scratch&, const TileItem&) const;
 template <class Kind>
@@ -66,12 +70,15 @@ void run_tiled(const TilePlan& plan, ThreadPool* pool, const Kind& kind) {
       const TileItem item = plan.item(index);
       kind.begin_item(scratch, item);
       if constexpr (Kind::kPanelsOuter) {
-        for (size_t panel = item.p0; panel < item.p1; ++panel)  // the panel stays in L1 while tiles pass
-          for (size_t t = item.t0; t < item.t1; ++t) kind.tile(scratch, item, t, panel);
+        for (size_t kb = 0; kb < kind.k_blocks(); ++kb) {
+          kind.begin_k_block(scratch, item, kb);
+          for (size_t panel = item.p0; panel < item.p1; ++panel)  // the panel stays in L1 while tiles pass
+            for (size_t t = item.t0; t < item.t1; ++t) kind.tile(scratch, item, t, panel, kb);
+        }
       } else {
         for (size_t t = item.t0; t < item.t1; ++t) {  // the tile's rows stay in L1 while panels pass
           kind.begin_tile(scratch, item, t);
-          for (size_t panel = item.p0; panel < item.p1; ++panel) kind.tile(scratch, item, t, panel);
+          for (size_t panel = item.p0; panel < item.p1; ++panel) kind.tile(scratch, item, t, panel, 0);
           kind.end_tile(scratch, item, t);
         }
       }
