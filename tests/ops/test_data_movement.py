@@ -184,6 +184,15 @@ def test_transpose(builder, dtype, shape, permutation):
     assert_same(unary(builder, "transpose", x, **options), np.transpose(x, permutation))
 
 
+@pytest.mark.parametrize("dtype", ["uint8", "int8"])
+@pytest.mark.parametrize("pixels", [1, 15, 16, 17, 31, 32, 33, 47, 50, 224 * 7 + 5])
+def test_transpose_three_planes_to_channels_last(builder, dtype, pixels):
+    """An image's 3 planes into channels-last triples (the byte shuffle path, 16 pixels a step, with
+    the remainder by element), at widths around the step and the 32-row tiles."""
+    x = sample(dtype, [2, 3, 1, pixels], seed=pixels)
+    assert_same(unary(builder, "transpose", x, permutation=[0, 2, 3, 1]), np.transpose(x, [0, 2, 3, 1]))
+
+
 def test_transpose_validation(builder):
     x = declare(builder, "float32", [2, 3, 4])
     for permutation in [[0, 1], [0, 1, 2, 3], [0, 1, 3], [0, 1, 1], [-1, 0, 1]]:

@@ -98,6 +98,37 @@ inline void transpose_block(const uint8_t* src, int64_t ss, uint8_t* dst, int64_
     _mm_storel_epi64(reinterpret_cast<__m128i*>(dst + (2 * k + 1) * ds), _mm_srli_si128(c[k], 8));
   }
 }
+
+// Three planes of bytes into packed triples (an RGB image's NCHW -> NHWC): dst[3i + j] = plane j's
+// byte i, 16 pixels (48 bytes) per step, each output vector the OR of one byte shuffle per plane.
+// Returns the rows done (a multiple of 16).
+inline int64_t interleave_three_planes(const uint8_t* src, int64_t ss, uint8_t* dst, int64_t rows) {
+  alignas(16) static const struct Masks {
+    int8_t m[3][3][16];  // [output vector][plane][byte]
+    Masks() : m{} {
+      for (int v = 0; v < 3; ++v)
+        for (int plane = 0; plane < 3; ++plane)
+          for (int k = 0; k < 16; ++k) {
+            const int g = 16 * v + k;
+            m[v][plane][k] = int8_t(g % 3 == plane ? g / 3 : -128);  // -128: a zero byte
+          }
+    }
+  } masks;
+  int64_t i = 0;
+  for (; i + 16 <= rows; i += 16) {
+    const __m128i p[3] = {_mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + ss)),
+                          _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 2 * ss))};
+#pragma GCC unroll 3
+    for (int v = 0; v < 3; ++v) {
+      const auto mask = [&](int plane) { return _mm_load_si128(reinterpret_cast<const __m128i*>(masks.m[v][plane])); };
+      const __m128i out = _mm_or_si128(_mm_or_si128(_mm_shuffle_epi8(p[0], mask(0)), _mm_shuffle_epi8(p[1], mask(1))),
+                                       _mm_shuffle_epi8(p[2], mask(2)));
+      _mm_storeu_si128(reinterpret_cast<__m128i*>(dst + 3 * i + 16 * v), out);
+    }
+  }
+  return i;
+}
 #endif
 
 template <size_t kSize>
@@ -107,6 +138,12 @@ void transpose_tile(const void* src_ptr, void* dst_ptr, int64_t rows, int64_t co
   const E* src = static_cast<const E*>(src_ptr);
   E* dst = static_cast<E*>(dst_ptr);
 #if WEBNN_KERNEL_ISA_LEVEL >= 1
+  if constexpr (kSize == 1) {
+    if (cols == 3 && dst_stride == 3) {
+      const int64_t done = interleave_three_planes(src, src_stride, dst, rows);
+      return transpose_scalar(src + done, dst + done * 3, rows - done, cols, src_stride, dst_stride);
+    }
+  }
   constexpr int64_t kBlock = kSize == 8 ? 4 : 8;
   const int64_t full_rows = rows / kBlock * kBlock, full_cols = cols / kBlock * kBlock;
   for (int64_t i = 0; i < full_rows; i += kBlock)
