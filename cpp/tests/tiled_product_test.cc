@@ -17,7 +17,7 @@ namespace {
 // A kind that records which (group, tile, panel, K block) ran, and checks the loop's order.
 template <bool kOuterPanels>
 struct CountingKind {
-  static constexpr bool kPanelsOuter = kOuterPanels;
+  bool panels_outer() const { return kOuterPanels; }
   struct Scratch {
     size_t current_tile = ~size_t(0);
   };
@@ -35,7 +35,7 @@ struct CountingKind {
   void begin_tile(Scratch& s, const TileItem&, size_t t) const { s.current_tile = t; }
   void tile(Scratch& s, const TileItem& item, size_t t, size_t panel, size_t kb) const {
     if (t < item.t0 || t >= item.t1 || panel < item.p0 || panel >= item.p1) misordered->fetch_add(1);
-    if (!kPanelsOuter && s.current_tile != t) misordered->fetch_add(1);
+    if (!kOuterPanels && s.current_tile != t) misordered->fetch_add(1);
     (*hits)[((item.group * plan.tiles + t) * plan.panels + panel) * blocks + kb].fetch_add(1);
   }
   void end_tile(Scratch& s, const TileItem&, size_t) const { s.current_tile = ~size_t(0); }

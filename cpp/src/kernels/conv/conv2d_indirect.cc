@@ -36,7 +36,7 @@ namespace {
 // activation per finished tile.
 class F32ConvTiles {
  public:
-  static constexpr bool kPanelsOuter = false;
+  bool panels_outer() const { return false; }
   struct Scratch {
     std::vector<const float*>* rows;  // [taps][MR] tap pointers, then MR row pointers
     std::vector<float>* copies;       // one tile's copied rows

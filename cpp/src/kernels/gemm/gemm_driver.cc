@@ -169,7 +169,7 @@ void gemm_blocked(const BlockedGemm& g, size_t threads, ThreadPool* pool, const 
 // pass over it. Rows that would evict each other in L1 are read from a copy of the group's K block.
 class F32GemmRowsInPlace {
  public:
-  static constexpr bool kPanelsOuter = true;
+  bool panels_outer() const { return true; }
   struct Scratch {
     float* copies;
   };

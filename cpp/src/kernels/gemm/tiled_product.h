@@ -54,8 +54,8 @@ TilePlan plan_tiles(const TiledProduct& product, const TilePolicy& policy, Threa
 
 // Runs every item of `plan`. A kind has:
 //   Scratch scratch() const;                                   per thread and call
-//   static constexpr bool kPanelsOuter;                        the loop order within an item
-//   size_t k_blocks() const;                                   K blocks (tiles outer: 1)
+//   bool panels_outer() const;                                 the loop order within an item
+//   size_t k_blocks() const;                                   K blocks (panels outer only; else 1)
 //   void begin_item(Scratch&, const TileItem&) const;          (stage the item's A rows)
 //   void begin_k_block(Scratch&, const TileItem&, size_t kb) const;  (panels outer)
 //   void begin_tile(Scratch&, const TileItem&, size_t t) const;  (tiles outer: find the tile's rows)
@@ -69,7 +69,7 @@ void run_tiled(const TilePlan& plan, ThreadPool* pool, const Kind& kind) {
     for (size_t index = begin; index < end; ++index) {
       const TileItem item = plan.item(index);
       kind.begin_item(scratch, item);
-      if constexpr (Kind::kPanelsOuter) {
+      if (kind.panels_outer()) {
         for (size_t kb = 0; kb < kind.k_blocks(); ++kb) {
           kind.begin_k_block(scratch, item, kb);
           for (size_t panel = item.p0; panel < item.p1; ++panel)  // the panel stays in L1 while tiles pass

@@ -349,7 +349,7 @@ class Int8Conv2d {
   // place: pointwise), then each panel passes over its tiles while it is in L1, each tile's sums
   // requantized (or dequantized) while they are in L1.
   struct GemmTiles {
-    static constexpr bool kPanelsOuter = true;
+    bool panels_outer() const { return true; }
     struct Scratch {
       uint32_t* a;
       int32_t* tile;
