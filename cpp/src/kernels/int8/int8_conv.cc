@@ -377,9 +377,9 @@ class Int8Conv2d {
     }
     void begin_tile(Scratch&, const TileItem&, size_t) const {}
     void end_tile(Scratch&, const TileItem&, size_t) const {}
-    // One tile of sums (rows of tile t, columns of the panel), then its epilogue.
     size_t k_blocks() const { return 1; }
     void begin_k_block(Scratch&, const TileItem&, size_t) const {}
+    // One tile of sums (rows of tile t, columns of the panel), then its epilogue.
     void tile(Scratch& s, const TileItem& item, size_t t, size_t panel, size_t) const {
       conv.multiply(in, out, columns, addend, s, item, t, panel);
     }
