@@ -90,6 +90,9 @@ uint32_t detect_extensions() {
   return bits;
 }
 
+// The features beyond a level's own (WEBNN_CPU_DISABLE may name them).
+constexpr uint32_t kExtensions = kCpuAvx512Vnni | kCpuAvxVnni | kCpuAvx512Vbmi | kCpuAmxInt8;
+
 // The features a level allows: its own, and the extensions that need it.
 uint32_t level_mask(CpuIsa isa) {
   if (isa >= CpuIsa::kAvx512) return ~0u;
@@ -148,7 +151,7 @@ const CpuFeatures& active_features() {
     uint32_t bits = (detect_extensions() & level_mask(active_isa())) | level_features(active_isa());
     const char* disabled = std::getenv("WEBNN_CPU_DISABLE");
     for (const auto& entry : kFeatureNames)
-      if ((entry.feature & (kCpuAvx512Vnni | kCpuAvxVnni | kCpuAvx512Vbmi | kCpuAmxInt8)) && listed(disabled, entry.name))
+      if ((entry.feature & kExtensions) && listed(disabled, entry.name))
         bits &= ~uint32_t(entry.feature);
     if ((bits & kCpuAmxInt8) && !amx_permitted()) bits &= ~uint32_t(kCpuAmxInt8);
     return CpuFeatures{bits};
@@ -158,7 +161,7 @@ const CpuFeatures& active_features() {
 
 CpuFeatures features_for(CpuIsa isa) {
   const CpuIsa level = int(isa) < int(detected_isa()) ? isa : detected_isa();
-  return CpuFeatures{(active_features().bits & level_mask(level) & ~(kCpuAvx2 | kCpuAvx512)) | level_features(level)};
+  return CpuFeatures{(active_features().bits & level_mask(level) & kExtensions) | level_features(level)};
 }
 
 std::vector<std::string> feature_names(const CpuFeatures& features) {
